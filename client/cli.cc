@@ -1,0 +1,402 @@
+// speakermem: command-line client of speakermemd.
+//
+//   speakermem [--addr HOST:PORT] [--api-key KEY] [--json] COMMAND [ARGS]
+//
+// Commands: ingest, query, messages, roster, channels. `speakermem help`
+// prints the details. --addr defaults to $SPEAKERMEM_ADDR or
+// 127.0.0.1:50151; --api-key to $SPEAKERMEM_API_KEY.
+#include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "client/client.h"
+#include "common/clock.h"
+#include "datasets/datasets.h"
+
+namespace speakermem::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: speakermem [--addr HOST:PORT] [--api-key KEY] [--json] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  ingest [--format auto|jsonl|locomo|socialmem] [--channel C] [--chunk N] FILE...\n"
+    "      Stream messages from files into their channels (one channel per LoCoMo\n"
+    "      sample or SocialMem network; JSONL lines name theirs or use --channel).\n"
+    "  query --channel C [--top-k N] [--asker NAME] [--since T] [--until T] [--trace]\n"
+    "        QUESTION\n"
+    "      Ask a question; prints the answer and its evidence.\n"
+    "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
+    "      List a channel's messages in order (T: ISO-8601, UTC when no zone).\n"
+    "  roster --channel C\n"
+    "      List a channel's speakers.\n"
+    "  channels\n"
+    "      List channels.\n"
+    "\n"
+    "global flags: --addr (env SPEAKERMEM_ADDR, default 127.0.0.1:50151),\n"
+    "  --api-key (env SPEAKERMEM_API_KEY), --json (print JSON instead of text),\n"
+    "  --timeout-ms N (per call, default 30000).\n";
+
+// Flags (--k v, --k=v, boolean --k) and positional arguments.
+struct Args {
+  std::map<std::string, std::string> flags;
+  std::vector<std::string> positional;
+
+  bool Has(const std::string& k) const { return flags.count(k) > 0; }
+  std::string Get(const std::string& k, const std::string& def = "") const {
+    auto it = flags.find(k);
+    return it == flags.end() ? def : it->second;
+  }
+};
+
+const char* const kBoolFlags[] = {"json", "all", "trace", "help"};
+
+bool IsBoolFlag(const std::string& name) {
+  for (const char* b : kBoolFlags) {
+    if (name == b) return true;
+  }
+  return false;
+}
+
+bool ParseArgs(int argc, char** argv, Args* args, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      std::string name = a.substr(2), value;
+      size_t eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (IsBoolFlag(name)) {
+        value = "true";
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        *error = absl::StrCat("flag --", name, " needs a value");
+        return false;
+      }
+      args->flags[name] = value;
+    } else {
+      args->positional.push_back(a);
+    }
+  }
+  return true;
+}
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "speakermem: %s: %s\n",
+               absl::StatusCodeToString(s.code()).c_str(), std::string(s.message()).c_str());
+  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+int Usage(const std::string& error) {
+  if (!error.empty()) std::fprintf(stderr, "speakermem: %s\n\n", error.c_str());
+  std::fputs(kUsage, error.empty() ? stdout : stderr);
+  return error.empty() ? 0 : 2;
+}
+
+std::string ShortTime(int64_t ms) {
+  std::string iso = FormatIsoUtc(ms);
+  return absl::StrCat(iso.substr(0, 10), " ", iso.substr(11, 5));
+}
+
+void PrintJson(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
+  std::cout << out << "\n";
+}
+
+absl::StatusOr<int64_t> TimeFlag(const Args& args, const std::string& name) {
+  if (!args.Has(name)) return 0;
+  absl::StatusOr<int64_t> t = datasets::ParseIsoTime(args.Get(name));
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", t.status().message()));
+  }
+  return t;
+}
+
+absl::StatusOr<uint32_t> UintFlag(const Args& args, const std::string& name, uint32_t def) {
+  if (!args.Has(name)) return def;
+  uint32_t v = 0;
+  if (!absl::SimpleAtoi(args.Get(name), &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": not a number"));
+  }
+  return v;
+}
+
+// Progress of a long ingest on a terminal: bar, counts, rate.
+class Progress {
+ public:
+  Progress(size_t total, bool enabled)
+      : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  void Update(size_t done) {
+    if (!enabled_) return;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    int width = 30;
+    int filled = total_ == 0 ? width : static_cast<int>(width * done / total_);
+    std::string bar(filled, '=');
+    bar.resize(width, ' ');
+    double rate = secs > 0 ? done / secs : 0;
+    double eta = rate > 0 ? (total_ - done) / rate : 0;
+    std::fprintf(stderr, "\r[%s] %zu/%zu messages  %.0f msg/s  ETA %.0fs ", bar.c_str(), done,
+                 total_, rate, eta);
+    std::fflush(stderr);
+  }
+  void Finish() {
+    if (enabled_) std::fputs("\n", stderr);
+  }
+
+ private:
+  const size_t total_;
+  const bool enabled_;
+  const std::chrono::steady_clock::time_point start_;
+};
+
+v1::DialogueMessage ToWire(const storage::Message& m) {
+  v1::DialogueMessage out;
+  out.set_message_id(m.message_id);
+  out.set_speaker(m.speaker);
+  out.set_speaker_id(m.speaker_id);
+  out.set_text(m.text);
+  out.set_timestamp_ms(m.timestamp_ms);
+  out.set_session(m.session);
+  out.set_turn(m.turn);
+  out.set_reply_to(m.reply_to);
+  for (const auto& [k, v] : m.metadata) (*out.mutable_metadata())[k] = v;
+  return out;
+}
+
+int CmdIngest(client::Client* c, const Args& args) {
+  if (args.positional.size() < 2) return Usage("ingest: give at least one FILE");
+  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
+  if (!format.ok()) return Fail(format.status());
+  client::StreamOptions so;
+  absl::StatusOr<uint32_t> chunk = UintFlag(args, "chunk", 500);
+  if (!chunk.ok()) return Fail(chunk.status());
+  so.chunk_size = *chunk;
+  std::vector<datasets::Conversation> all;
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    auto convs = datasets::LoadFile(args.positional[i], *format, args.Get("channel"));
+    if (!convs.ok()) return Fail(convs.status());
+    for (auto& conv : *convs) all.push_back(std::move(conv));
+  }
+  size_t total = 0;
+  for (const auto& conv : all) total += conv.messages.size();
+  Progress progress(total, isatty(STDERR_FILENO) && !args.Has("json"));
+  size_t done = 0, stored = 0, duplicates = 0, rejected_total = 0;
+  int rc = 0;
+  for (const auto& conv : all) {
+    std::vector<v1::DialogueMessage> msgs;
+    msgs.reserve(conv.messages.size());
+    for (const auto& m : conv.messages) msgs.push_back(ToWire(m));
+    size_t ch_stored = 0, ch_dup = 0, rejected = 0;
+    std::vector<std::string> errors;
+    absl::Status s = c->IngestStream(
+        conv.channel, msgs, so,
+        [&](const v1::IngestAck& ack) {
+          if (ack.has_error()) {
+            errors.push_back(ack.error().message());
+          } else {
+            ch_stored += ack.stored();
+            ch_dup += ack.duplicates();
+          }
+          done += std::min<size_t>(so.chunk_size, total - done);
+          progress.Update(done);
+        },
+        &rejected);
+    stored += ch_stored;
+    duplicates += ch_dup;
+    rejected_total += rejected;
+    if (!s.ok()) {
+      progress.Finish();
+      return Fail(s);
+    }
+    if (!args.Has("json")) {
+      progress.Finish();
+      std::printf("%s: %zu stored, %zu duplicates, %zu chunks rejected\n", conv.channel.c_str(),
+                  ch_stored, ch_dup, rejected);
+    }
+    for (const auto& e : errors) std::fprintf(stderr, "  rejected: %s\n", e.c_str());
+    if (rejected > 0) rc = 1;
+  }
+  if (args.Has("json")) {
+    std::printf("{\"channels\":%zu,\"stored\":%zu,\"duplicates\":%zu,\"rejected_chunks\":%zu}\n",
+                all.size(), stored, duplicates, rejected_total);
+  }
+  return rc;
+}
+
+int CmdQuery(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("query: --channel is required");
+  std::string question;
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    question += (i > 1 ? " " : "") + args.positional[i];
+  }
+  if (question.empty()) return Usage("query: give a QUESTION");
+  v1::QueryRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_question(question);
+  req.set_asker(args.Get("asker"));
+  auto since = TimeFlag(args, "since");
+  auto until = TimeFlag(args, "until");
+  auto top_k = UintFlag(args, "top-k", 0);
+  if (!since.ok()) return Fail(since.status());
+  if (!until.ok()) return Fail(until.status());
+  if (!top_k.ok()) return Fail(top_k.status());
+  req.set_start_ms(*since);
+  req.set_end_ms(*until);
+  req.mutable_budgets()->set_s1_top_k(*top_k);
+  auto resp = c->Query(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+    return 0;
+  }
+  std::printf("Q: %s\nA: %s\n", question.c_str(), resp->answer().c_str());
+  if (resp->evidence_size() > 0) {
+    std::printf("\n  %-3s %-7s %-16s %-12s %-10s %s\n", "#", "score", "time", "speaker", "id",
+                "text");
+    int i = 0;
+    for (const auto& e : resp->evidence()) {
+      const auto& m = e.message();
+      std::string text = m.text();
+      if (text.size() > 90) text = text.substr(0, 87) + "...";
+      std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s\n", ++i, e.score(),
+                  ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(),
+                  m.message_id().c_str(), text.c_str());
+    }
+  }
+  if (args.Has("trace")) {
+    std::printf("\n  trace:\n");
+    for (const auto& t : resp->trace()) {
+      std::printf("    %-14s %8.3f ms  calls=%u tokens=%llu/%llu %s\n", t.stage().c_str(),
+                  t.latency_ms(), t.model_calls(),
+                  static_cast<unsigned long long>(t.tokens_in()),
+                  static_cast<unsigned long long>(t.tokens_out()), t.note().c_str());
+    }
+  }
+  return 0;
+}
+
+int CmdMessages(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("messages: --channel is required");
+  v1::GetMessagesRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_speaker(args.Get("speaker"));
+  auto since = TimeFlag(args, "since");
+  auto until = TimeFlag(args, "until");
+  auto limit = UintFlag(args, "limit", 100);
+  if (!since.ok()) return Fail(since.status());
+  if (!until.ok()) return Fail(until.status());
+  if (!limit.ok()) return Fail(limit.status());
+  req.set_start_ms(*since);
+  req.set_end_ms(*until);
+  req.set_page_size(*limit);
+  const bool all = args.Has("all");
+  do {
+    auto resp = c->GetMessages(req);
+    if (!resp.ok()) return Fail(resp.status());
+    for (const auto& m : resp->messages()) {
+      if (args.Has("json")) {
+        PrintJson(m);
+      } else {
+        std::printf("%6llu  %s  %-12s %s\n", static_cast<unsigned long long>(m.seq()),
+                    ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.text().c_str());
+      }
+    }
+    req.set_page_token(resp->next_page_token());
+    if (!all && !resp->next_page_token().empty() && !args.Has("json")) {
+      std::printf("(more: --all for every page)\n");
+    }
+  } while (all && !req.page_token().empty());
+  return 0;
+}
+
+int CmdRoster(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("roster: --channel is required");
+  v1::GetRosterRequest req;
+  req.set_channel(args.Get("channel"));
+  auto resp = c->GetRoster(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+    return 0;
+  }
+  std::printf("%-20s %-24s %8s  %-16s  %s\n", "speaker_id", "aliases", "messages", "first seen",
+              "last seen");
+  for (const auto& e : resp->speakers()) {
+    std::string aliases;
+    for (const auto& a : e.aliases()) aliases += (aliases.empty() ? "" : ", ") + a;
+    std::printf("%-20s %-24s %8llu  %-16s  %s\n", e.speaker_id().c_str(), aliases.c_str(),
+                static_cast<unsigned long long>(e.message_count()),
+                ShortTime(e.first_seen_ms()).c_str(), ShortTime(e.last_seen_ms()).c_str());
+  }
+  return 0;
+}
+
+int CmdChannels(client::Client* c, const Args& args) {
+  v1::ListChannelsRequest req;
+  req.set_page_size(500);
+  if (!args.Has("json")) {
+    std::printf("%-32s %9s %8s  %-16s  %s\n", "channel", "messages", "speakers", "first", "last");
+  }
+  do {
+    auto resp = c->ListChannels(req);
+    if (!resp.ok()) return Fail(resp.status());
+    for (const auto& ch : resp->channels()) {
+      if (args.Has("json")) {
+        PrintJson(ch);
+      } else {
+        std::printf("%-32s %9llu %8u  %-16s  %s\n", ch.channel().c_str(),
+                    static_cast<unsigned long long>(ch.message_count()), ch.speaker_count(),
+                    ShortTime(ch.first_message_ms()).c_str(),
+                    ShortTime(ch.last_message_ms()).c_str());
+      }
+    }
+    req.set_page_token(resp->next_page_token());
+  } while (!req.page_token().empty());
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Args args;
+  std::string error;
+  if (!ParseArgs(argc, argv, &args, &error)) return Usage(error);
+  if (args.positional.empty() || args.positional[0] == "help" || args.Has("help")) {
+    return Usage("");
+  }
+  client::ClientOptions opts;
+  const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
+  const char* env_key = std::getenv("SPEAKERMEM_API_KEY");
+  if (env_addr != nullptr && *env_addr != '\0') opts.addr = env_addr;
+  if (env_key != nullptr) opts.api_key = env_key;
+  opts.addr = args.Get("addr", opts.addr);
+  opts.api_key = args.Get("api-key", opts.api_key);
+  auto timeout = UintFlag(args, "timeout-ms", 30000);
+  if (!timeout.ok()) return Fail(timeout.status());
+  opts.timeout_ms = static_cast<int>(*timeout);
+  std::unique_ptr<client::Client> c = client::Client::Connect(opts);
+  const std::string& cmd = args.positional[0];
+  if (cmd == "ingest") return CmdIngest(c.get(), args);
+  if (cmd == "query") return CmdQuery(c.get(), args);
+  if (cmd == "messages") return CmdMessages(c.get(), args);
+  if (cmd == "roster") return CmdRoster(c.get(), args);
+  if (cmd == "channels") return CmdChannels(c.get(), args);
+  return Usage(absl::StrCat("unknown command '", cmd, "'"));
+}
+
+}  // namespace
+}  // namespace speakermem::cli
+
+int main(int argc, char** argv) { return speakermem::cli::Main(argc, argv); }

@@ -1,0 +1,177 @@
+#include "client/client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "speakermem/v1/speakermem.grpc.pb.h"
+
+namespace speakermem::client {
+namespace {
+
+constexpr char kChannelHeader[] = "x-speakermem-channel";
+constexpr char kApiKeyHeader[] = "x-api-key";
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+class GrpcClient final : public Client {
+ public:
+  explicit GrpcClient(const ClientOptions& options)
+      : options_(options),
+        channel_(MakeChannel(options.addr)),
+        stub_(v1::SpeakerMem::NewStub(channel_)) {}
+
+  absl::StatusOr<v1::IngestResponse> Ingest(const v1::IngestRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Ingest,
+                v1::IngestResponse());
+  }
+  absl::StatusOr<v1::GetMessagesResponse> GetMessages(
+      const v1::GetMessagesRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetMessages,
+                v1::GetMessagesResponse());
+  }
+  absl::StatusOr<v1::GetRosterResponse> GetRoster(const v1::GetRosterRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetRoster,
+                v1::GetRosterResponse());
+  }
+  absl::StatusOr<v1::ListChannelsResponse> ListChannels(
+      const v1::ListChannelsRequest& req) override {
+    return Call("", req, &v1::SpeakerMem::Stub::ListChannels, v1::ListChannelsResponse());
+  }
+  absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Query, v1::QueryResponse());
+  }
+
+  absl::Status IngestStream(const std::string& channel,
+                            const std::vector<v1::DialogueMessage>& messages,
+                            const StreamOptions& options,
+                            const std::function<void(const v1::IngestAck&)>& on_ack,
+                            size_t* rejected) override;
+
+  absl::Status WaitForServing(int timeout_ms) override;
+
+ private:
+  static std::shared_ptr<grpc::Channel> MakeChannel(const std::string& addr) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    args.SetMaxSendMessageSize(64 << 20);
+    return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+  }
+
+  void Prepare(grpc::ClientContext* ctx, const std::string& channel, bool deadline) const {
+    if (!channel.empty()) ctx->AddMetadata(kChannelHeader, channel);
+    if (!options_.api_key.empty()) ctx->AddMetadata(kApiKeyHeader, options_.api_key);
+    if (deadline) {
+      ctx->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(options_.timeout_ms));
+    }
+  }
+
+  template <typename Req, typename Resp, typename Method>
+  absl::StatusOr<Resp> Call(const std::string& channel, const Req& req, Method method,
+                            Resp resp) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, channel, true);
+    grpc::Status s = (stub_.get()->*method)(&ctx, req, &resp);
+    if (!s.ok()) return FromGrpc(s);
+    return resp;
+  }
+
+  const ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::SpeakerMem::Stub> stub_;
+};
+
+absl::Status GrpcClient::IngestStream(const std::string& channel,
+                                      const std::vector<v1::DialogueMessage>& messages,
+                                      const StreamOptions& options,
+                                      const std::function<void(const v1::IngestAck&)>& on_ack,
+                                      size_t* rejected) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, channel, false);
+  auto stream = stub_->IngestStream(&ctx);
+  const size_t chunk_size = std::max<size_t>(1, options.chunk_size);
+  const size_t window = std::max<size_t>(1, options.window);
+  const size_t chunks = (messages.size() + chunk_size - 1) / chunk_size;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t acked = 0;
+  bool reader_done = false;
+  size_t errors = 0;
+  std::thread reader([&] {
+    v1::IngestAck ack;
+    while (stream->Read(&ack)) {
+      if (ack.has_error()) ++errors;
+      if (on_ack) on_ack(ack);
+      std::lock_guard<std::mutex> lock(mu);
+      ++acked;
+      cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    reader_done = true;
+    cv.notify_all();
+  });
+
+  bool write_failed = false;
+  for (size_t c = 0; c < chunks && !write_failed; ++c) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return reader_done || c - acked < window; });
+      if (reader_done) break;
+    }
+    v1::IngestChunk chunk;
+    chunk.set_channel(channel);
+    chunk.set_chunk_id(c);
+    size_t end = std::min(messages.size(), (c + 1) * chunk_size);
+    for (size_t i = c * chunk_size; i < end; ++i) *chunk.add_messages() = messages[i];
+    if (!stream->Write(chunk)) write_failed = true;
+  }
+  stream->WritesDone();
+  reader.join();
+  grpc::Status s = stream->Finish();
+  if (rejected != nullptr) *rejected = errors;
+  if (!s.ok()) return FromGrpc(s);
+  if (acked != chunks) {
+    return absl::UnavailableError(
+        absl::StrCat("stream ended after ", acked, " of ", chunks, " acknowledgements"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GrpcClient::WaitForServing(int timeout_ms) {
+  auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  std::string last = "no answer";
+  while (std::chrono::system_clock::now() < deadline) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::min(deadline, std::chrono::system_clock::now() +
+                                            std::chrono::milliseconds(1000)));
+    grpc::health::v1::HealthCheckRequest req;
+    grpc::health::v1::HealthCheckResponse resp;
+    grpc::Status s = health->Check(&ctx, req, &resp);
+    if (s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+      return absl::OkStatus();
+    }
+    last = s.ok() ? grpc::health::v1::HealthCheckResponse::ServingStatus_Name(resp.status())
+                  : s.error_message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("server at ", options_.addr, " not serving: ", last));
+}
+
+}  // namespace
+
+std::unique_ptr<Client> Client::Connect(const ClientOptions& options) {
+  return std::make_unique<GrpcClient>(options);
+}
+
+}  // namespace speakermem::client

@@ -1,0 +1,66 @@
+// C++ client of speakermem.v1.SpeakerMem. Every per-channel call carries the
+// channel as metadata `x-speakermem-channel` (for routing proxies) and the API
+// key, when set, as `x-api-key`. gRPC statuses become absl::Status here.
+#ifndef SPEAKERMEM_CLIENT_CLIENT_H_
+#define SPEAKERMEM_CLIENT_CLIENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "speakermem/v1/speakermem.pb.h"
+
+namespace speakermem::client {
+
+struct ClientOptions {
+  // host:port of speakermemd (or of a proxy in front of several).
+  std::string addr = "127.0.0.1:50151";
+  // Sent as x-api-key when non-empty.
+  std::string api_key;
+  // Deadline of each unary call. Default: 30 s.
+  int timeout_ms = 30000;
+};
+
+struct StreamOptions {
+  // Messages per chunk. Default: 500.
+  size_t chunk_size = 500;
+  // Chunks sent ahead of their acknowledgements. Default: 8.
+  size_t window = 8;
+};
+
+// Safe for concurrent use.
+class Client {
+ public:
+  static std::unique_ptr<Client> Connect(const ClientOptions& options);
+  virtual ~Client() = default;
+
+  virtual absl::StatusOr<v1::IngestResponse> Ingest(const v1::IngestRequest& req) = 0;
+
+  // Streams `messages` into `channel` in chunks, calling `on_ack` (may be
+  // empty) for each acknowledgement in order. Returns the stream's final
+  // status; a chunk rejected by the server does not end the stream, its ack
+  // carries the error (and the count of such chunks is in *rejected when
+  // non-null).
+  virtual absl::Status IngestStream(const std::string& channel,
+                                    const std::vector<v1::DialogueMessage>& messages,
+                                    const StreamOptions& options,
+                                    const std::function<void(const v1::IngestAck&)>& on_ack,
+                                    size_t* rejected = nullptr) = 0;
+
+  virtual absl::StatusOr<v1::GetMessagesResponse> GetMessages(
+      const v1::GetMessagesRequest& req) = 0;
+  virtual absl::StatusOr<v1::GetRosterResponse> GetRoster(const v1::GetRosterRequest& req) = 0;
+  virtual absl::StatusOr<v1::ListChannelsResponse> ListChannels(
+      const v1::ListChannelsRequest& req) = 0;
+  virtual absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& req) = 0;
+
+  // OK when the server's health service reports SERVING within `timeout_ms`.
+  virtual absl::Status WaitForServing(int timeout_ms) = 0;
+};
+
+}  // namespace speakermem::client
+
+#endif  // SPEAKERMEM_CLIENT_CLIENT_H_

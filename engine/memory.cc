@@ -1,0 +1,168 @@
+#include "engine/memory.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/status_macros.h"
+#include "retrieval/bm25_index.h"
+
+namespace speakermem::engine {
+namespace {
+
+constexpr char kMessagePagePrefix[] = "m1:";
+constexpr char kChannelPagePrefix[] = "c1:";
+
+absl::StatusOr<uint64_t> ParseMessageToken(const std::string& token) {
+  if (token.empty()) return 0;
+  uint64_t after = 0;
+  if (token.rfind(kMessagePagePrefix, 0) != 0 ||
+      !absl::SimpleAtoi(token.substr(sizeof(kMessagePagePrefix) - 1), &after)) {
+    return absl::InvalidArgumentError("page_token: malformed");
+  }
+  return after;
+}
+
+}  // namespace
+
+std::string QuoteMessage(const storage::Message& m) {
+  std::string when = FormatIsoUtc(m.timestamp_ms);
+  // Minute precision reads better than milliseconds in an answer.
+  when = absl::StrCat(when.substr(0, 10), " ", when.substr(11, 5), " UTC");
+  return absl::StrCat(m.speaker, " (", when, "): \"", m.text, "\"");
+}
+
+Memory::Memory(const MemoryOptions& options, Clock* clock,
+               std::unique_ptr<storage::Store> store)
+    : options_(options),
+      clock_(clock),
+      store_(std::move(store)),
+      lexical_(std::make_unique<retrieval::LexicalIndex>()),
+      retriever_(retrieval::NewBm25Retriever(store_.get(), lexical_.get())) {}
+
+Memory::~Memory() = default;
+
+absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options,
+                                                     Clock* clock) {
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
+                      storage::Store::Open(options.store));
+  return std::unique_ptr<Memory>(new Memory(options, clock, std::move(store)));
+}
+
+absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progress) {
+  uint64_t count = 0;
+  return store_->ForEachMessage(
+      [&](const storage::ChannelRef& ch, const storage::Message& m) -> absl::Status {
+        lexical_->Add(ch, m.seq, m.timestamp_ms, m.text);
+        if (++count % 10000 == 0 && progress) progress(count);
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<storage::AppendResult> Memory::Ingest(
+    const storage::ChannelRef& channel,
+    const std::vector<absl::string_view>& message_channels,
+    std::vector<storage::Message> messages) {
+  SM_RETURN_IF_ERROR(storage::ValidateMessages(channel.channel, message_channels,
+                                               messages, options_.limits));
+  for (auto& m : messages) m.seq = 0;
+  SM_ASSIGN_OR_RETURN(storage::AppendResult result,
+                      store_->AppendMessages(channel, &messages));
+  if (result.stored > 0) {
+    std::vector<storage::Message> stored;
+    stored.reserve(result.stored);
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (!result.messages[i].duplicate) stored.push_back(std::move(messages[i]));
+    }
+    lexical_->AddBatch(channel, stored);
+  }
+  return result;
+}
+
+absl::StatusOr<storage::MessagePage> Memory::GetMessages(
+    const storage::ChannelRef& channel, const GetMessagesParams& params,
+    std::string* next_page_token) {
+  if (params.start_ms < 0 || params.end_ms < 0) {
+    return absl::InvalidArgumentError("start_ms/end_ms: must not be negative");
+  }
+  if (params.end_ms != 0 && params.start_ms >= params.end_ms) {
+    return absl::InvalidArgumentError("end_ms: must be greater than start_ms");
+  }
+  storage::MessageQuery q;
+  SM_ASSIGN_OR_RETURN(q.after_seq, ParseMessageToken(params.page_token));
+  q.start_ms = params.start_ms;
+  q.end_ms = params.end_ms;
+  q.limit = params.page_size == 0 ? options_.default_page_size
+                                  : std::min(params.page_size, options_.max_page_size);
+  if (!params.speaker.empty()) {
+    absl::StatusOr<std::string> id = store_->ResolveSpeaker(channel, params.speaker);
+    if (absl::IsNotFound(id.status())) {
+      // Unknown channel is NOT_FOUND; an unknown speaker is an empty result.
+      SM_RETURN_IF_ERROR(store_->GetChannelInfo(channel).status());
+      next_page_token->clear();
+      return storage::MessagePage{};
+    }
+    SM_RETURN_IF_ERROR(id.status());
+    q.speaker_id = *id;
+  }
+  SM_ASSIGN_OR_RETURN(storage::MessagePage page, store_->ScanMessages(channel, q));
+  *next_page_token = page.next_after_seq == 0
+                         ? ""
+                         : absl::StrCat(kMessagePagePrefix, page.next_after_seq);
+  return page;
+}
+
+absl::StatusOr<std::vector<storage::RosterEntry>> Memory::GetRoster(
+    const storage::ChannelRef& channel) {
+  return store_->GetRoster(channel);
+}
+
+absl::StatusOr<std::vector<storage::ChannelInfo>> Memory::ListChannels(
+    const std::string& tenant, uint32_t page_size, const std::string& page_token,
+    std::string* next_page_token) {
+  std::string after;
+  if (!page_token.empty()) {
+    if (page_token.rfind(kChannelPagePrefix, 0) != 0) {
+      return absl::InvalidArgumentError("page_token: malformed");
+    }
+    after = page_token.substr(sizeof(kChannelPagePrefix) - 1);
+  }
+  uint32_t limit = page_size == 0 ? options_.default_page_size
+                                  : std::min(page_size, options_.max_page_size);
+  // Ask for one more to learn whether another page exists.
+  SM_ASSIGN_OR_RETURN(std::vector<storage::ChannelInfo> channels,
+                      store_->ListChannels(tenant, after, limit + 1));
+  next_page_token->clear();
+  if (channels.size() > limit) {
+    channels.resize(limit);
+    *next_page_token = absl::StrCat(kChannelPagePrefix, channels.back().channel);
+  }
+  return channels;
+}
+
+absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params) {
+  if (params.top_k > options_.max_top_k) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "budgets.s1_top_k: ", params.top_k, " exceeds the limit ", options_.max_top_k));
+  }
+  if (params.end_ms != 0 && params.start_ms >= params.end_ms) {
+    return absl::InvalidArgumentError("end_ms: must be greater than start_ms");
+  }
+  retrieval::RetrievalRequest req;
+  req.channel = params.channel;
+  req.question = params.question;
+  req.asker = params.asker;
+  req.start_ms = params.start_ms;
+  req.end_ms = params.end_ms;
+  req.top_k = params.top_k == 0 ? options_.default_top_k : params.top_k;
+  QueryResult result;
+  SM_ASSIGN_OR_RETURN(result.retrieval, retriever_->Retrieve(req));
+  if (result.retrieval.messages.empty()) {
+    result.abstained = true;
+    result.answer = "I don't know: nothing in this channel's history addresses that.";
+  } else {
+    result.answer = QuoteMessage(result.retrieval.messages.front().message);
+  }
+  return result;
+}
+
+}  // namespace speakermem::engine

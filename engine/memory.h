@@ -1,0 +1,122 @@
+// The memory engine: the domain object behind the gRPC service. It owns the
+// store and the indexes and implements every RPC's behaviour in terms of
+// plain types, so the server layer only converts and maps statuses.
+#ifndef SPEAKERMEM_ENGINE_MEMORY_H_
+#define SPEAKERMEM_ENGINE_MEMORY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "retrieval/retriever.h"
+#include "storage/store.h"
+#include "storage/types.h"
+#include "storage/validation.h"
+
+namespace speakermem::retrieval {
+class LexicalIndex;
+}
+
+namespace speakermem::engine {
+
+struct MemoryOptions {
+  storage::StoreOptions store;
+  storage::IngestLimits limits;
+  // Page size when a request gives none. Default: 100.
+  uint32_t default_page_size = 100;
+  // Largest page a request may ask for; larger asks are clamped. Default: 1000.
+  uint32_t max_page_size = 1000;
+  // System 1 top-k when a query gives none (paper main config). Default: 10.
+  uint32_t default_top_k = 10;
+  // Largest top-k a query may ask for; larger asks are INVALID_ARGUMENT.
+  // Default: 200.
+  uint32_t max_top_k = 200;
+};
+
+struct GetMessagesParams {
+  std::string speaker;  // id or display name; empty = all
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  uint32_t page_size = 0;  // 0 = default
+  std::string page_token;
+};
+
+struct QueryParams {
+  storage::ChannelRef channel;
+  std::string question;
+  std::string asker;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  uint32_t top_k = 0;  // 0 = default
+};
+
+struct QueryResult {
+  std::string answer;
+  bool abstained = false;
+  retrieval::RetrievalResult retrieval;
+};
+
+// Safe for concurrent use.
+class Memory {
+ public:
+  // Opens the store. Indexes are empty until RebuildIndexes.
+  static absl::StatusOr<std::unique_ptr<Memory>> Open(const MemoryOptions& options,
+                                                      Clock* clock);
+  ~Memory();
+
+  // Reloads every in-memory index from the store; `progress` (may be empty)
+  // is called with the count of messages loaded so far, every 10,000.
+  absl::Status RebuildIndexes(const std::function<void(uint64_t)>& progress);
+
+  // Validates the whole batch, then appends it atomically and durably.
+  // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
+  // message is bad. `message_channels` as in storage::ValidateMessages.
+  absl::StatusOr<storage::AppendResult> Ingest(
+      const storage::ChannelRef& channel,
+      const std::vector<absl::string_view>& message_channels,
+      std::vector<storage::Message> messages);
+
+  // A page of the channel's messages in seq order, with the token of the next
+  // page (empty at the end). NOT_FOUND for an unknown channel,
+  // INVALID_ARGUMENT for a malformed token or an inverted time range.
+  absl::StatusOr<storage::MessagePage> GetMessages(const storage::ChannelRef& channel,
+                                                   const GetMessagesParams& params,
+                                                   std::string* next_page_token);
+
+  absl::StatusOr<std::vector<storage::RosterEntry>> GetRoster(
+      const storage::ChannelRef& channel);
+
+  absl::StatusOr<std::vector<storage::ChannelInfo>> ListChannels(
+      const std::string& tenant, uint32_t page_size, const std::string& page_token,
+      std::string* next_page_token);
+
+  // Answers from System 1: BM25 evidence and an extractive answer quoting
+  // the best message with its speaker and time; abstains without evidence.
+  absl::StatusOr<QueryResult> Query(const QueryParams& params);
+
+  storage::Store* store() { return store_.get(); }
+  const MemoryOptions& options() const { return options_; }
+
+ private:
+  Memory(const MemoryOptions& options, Clock* clock,
+         std::unique_ptr<storage::Store> store);
+
+  const MemoryOptions options_;
+  Clock* const clock_;
+  const std::unique_ptr<storage::Store> store_;
+  const std::unique_ptr<retrieval::LexicalIndex> lexical_;
+  const std::unique_ptr<retrieval::Retriever> retriever_;
+};
+
+// Renders the extractive answer used by Query: `Speaker (time): "text"`.
+std::string QuoteMessage(const storage::Message& m);
+
+}  // namespace speakermem::engine
+
+#endif  // SPEAKERMEM_ENGINE_MEMORY_H_

@@ -1,0 +1,24 @@
+// Unicode-aware tokenizer shared by every lexical index and by the offline
+// model stages.
+#ifndef SPEAKERMEM_RETRIEVAL_TOKENIZER_H_
+#define SPEAKERMEM_RETRIEVAL_TOKENIZER_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+namespace speakermem::retrieval {
+
+// Splits `text` into tokens: maximal runs of letters, digits and combining
+// marks, case-folded (Unicode full case folding, so "Straße" and "STRASSE"
+// match); each CJK ideograph, kana or Hangul syllable is a token of its own.
+// Everything else separates tokens. Invalid UTF-8 bytes separate tokens.
+// Thread-safe.
+std::vector<std::string> Tokenize(absl::string_view text);
+
+// True for code points tokenized one per token (Han, kana, Hangul).
+bool IsCjk(int cp);
+
+}  // namespace speakermem::retrieval
+
+#endif  // SPEAKERMEM_RETRIEVAL_TOKENIZER_H_

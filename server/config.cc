@@ -1,0 +1,348 @@
+#include "server/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/log.h"
+#include "common/status_macros.h"
+
+namespace speakermem::server {
+namespace {
+
+absl::Status BadValue(const std::string& name, const std::string& value,
+                      absl::string_view expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("config ", name, ": '", value, "' is not ", expected));
+}
+
+template <typename T>
+Knob IntKnob(std::string section, std::string key, std::string help,
+             std::function<T*(ServerConfig*)> field,
+             int64_t min, int64_t max) {
+  std::string name = absl::StrCat(section, ".", key);
+  Knob k{section, key, std::move(help), nullptr, nullptr};
+  k.get = [field](const ServerConfig& c) {
+    return absl::StrCat(*field(const_cast<ServerConfig*>(&c)));
+  };
+  k.set = [field, name, min, max](ServerConfig* c, const std::string& v) {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(v), &n) || n < min || n > max) {
+      return BadValue(name, v, absl::StrCat("an integer in [", min, ", ", max, "]"));
+    }
+    *field(c) = static_cast<T>(n);
+    return absl::OkStatus();
+  };
+  return k;
+}
+
+Knob StrKnob(std::string section, std::string key, std::string help,
+             std::function<std::string*(ServerConfig*)> field) {
+  Knob k{section, key, std::move(help), nullptr, nullptr};
+  k.get = [field](const ServerConfig& c) {
+    return *field(const_cast<ServerConfig*>(&c));
+  };
+  k.set = [field](ServerConfig* c, const std::string& v) {
+    *field(c) = v;
+    return absl::OkStatus();
+  };
+  return k;
+}
+
+Knob BoolKnob(std::string section, std::string key, std::string help,
+              std::function<bool*(ServerConfig*)> field) {
+  std::string name = absl::StrCat(section, ".", key);
+  Knob k{section, key, std::move(help), nullptr, nullptr};
+  k.get = [field](const ServerConfig& c) {
+    return std::string(*field(const_cast<ServerConfig*>(&c)) ? "true" : "false");
+  };
+  k.set = [field, name](ServerConfig* c, const std::string& v) {
+    bool b = false;
+    if (!absl::SimpleAtob(absl::StripAsciiWhitespace(v), &b)) {
+      return BadValue(name, v, "a boolean (true/false)");
+    }
+    *field(c) = b;
+    return absl::OkStatus();
+  };
+  return k;
+}
+
+std::vector<Knob> BuildKnobs() {
+  using C = ServerConfig;
+  std::vector<Knob> k;
+  k.push_back(StrKnob("server", "listen",
+                      "gRPC listen address host:port; port 0 picks a free port.",
+                      [](C* c) { return &c->listen; }));
+  k.push_back(StrKnob("server", "metrics_listen",
+                      "Prometheus /metrics address host:port; empty disables it.",
+                      [](C* c) { return &c->metrics_listen; }));
+  k.push_back(StrKnob("server", "port_file",
+                      "File written after start with '<grpc port> <metrics port>'; "
+                      "empty: none. Lets scripts use port 0.",
+                      [](C* c) { return &c->port_file; }));
+  k.push_back(IntKnob<int>("server", "max_message_bytes",
+                           "Largest gRPC message accepted, in bytes.", 
+                           [](C* c) { return &c->max_message_bytes; }, 1024,
+                           1 << 30));
+  k.push_back(IntKnob<int>("server", "shutdown_grace_ms",
+                           "On SIGTERM/SIGINT, how long in-flight RPCs may take to "
+                           "finish before they are cancelled.",
+                           [](C* c) { return &c->shutdown_grace_ms; }, 0,
+                           3600000));
+  k.push_back(StrKnob("log", "level", "Lowest log level written: debug, info, warn, error.",
+                      [](C* c) { return &c->log_level; }));
+  k.push_back(StrKnob("store", "data_dir",
+                      "Directory of the RocksDB store; created when missing.",
+                      [](C* c) { return &c->memory.store.path; }));
+  k.push_back(BoolKnob("store", "sync",
+                       "fsync the write-ahead log before acknowledging each write. "
+                       "false: acknowledged writes survive a process crash but not "
+                       "a power loss; true: they survive both, at a throughput cost.",
+                       [](C* c) { return &c->memory.store.sync; }));
+  k.push_back(IntKnob<size_t>("store", "block_cache_bytes",
+                              "RocksDB block cache shared by all column families.",
+                              
+                              [](C* c) { return &c->memory.store.block_cache_bytes; },
+                              1 << 20, int64_t{1} << 40));
+  k.push_back(IntKnob<int>("store", "background_threads",
+                           "RocksDB flush and compaction threads.", 
+                           [](C* c) { return &c->memory.store.background_threads; }, 1,
+                           64));
+  k.push_back(IntKnob<size_t>("limits", "max_text_bytes",
+                              "Largest message text accepted, in bytes.", 
+                              [](C* c) { return &c->memory.limits.max_text_bytes; }, 1,
+                              1 << 24));
+  k.push_back(IntKnob<size_t>("limits", "max_batch_messages",
+                              "Most messages in one Ingest request or stream chunk.",
+                              
+                              [](C* c) { return &c->memory.limits.max_batch_messages; },
+                              1, 1000000));
+  k.push_back(IntKnob<size_t>(
+      "limits", "max_name_bytes",
+      "Longest channel, message_id, speaker, speaker_id, session or reply_to.",
+      [](C* c) { return &c->memory.limits.max_name_bytes; }, 1, 65536));
+  k.push_back(IntKnob<size_t>("limits", "max_metadata_entries",
+                              "Most metadata entries on one message.", 
+                              [](C* c) { return &c->memory.limits.max_metadata_entries; },
+                              0, 4096));
+  k.push_back(IntKnob<size_t>("limits", "max_metadata_value_bytes",
+                              "Longest metadata value, in bytes.", 
+                              [](C* c) {
+                                return &c->memory.limits.max_metadata_value_bytes;
+                              },
+                              0, 1 << 20));
+  k.push_back(IntKnob<uint32_t>("limits", "default_page_size",
+                                "Page size of GetMessages/ListChannels when the "
+                                "request gives none.",
+                                
+                                [](C* c) { return &c->memory.default_page_size; }, 1,
+                                100000));
+  k.push_back(IntKnob<uint32_t>("limits", "max_page_size",
+                                "Largest page a request may ask for (larger asks are "
+                                "clamped).",
+                                [](C* c) { return &c->memory.max_page_size; },
+                                1, 100000));
+  k.push_back(IntKnob<uint32_t>("limits", "max_top_k",
+                                "Largest System 1 top-k a query may ask for (larger "
+                                "asks are INVALID_ARGUMENT).",
+                                [](C* c) { return &c->memory.max_top_k; }, 1,
+                                10000));
+  k.push_back(IntKnob<uint32_t>("query", "default_top_k",
+                                "System 1 top-k when a query gives none (paper main "
+                                "configuration: 10).",
+                                [](C* c) { return &c->memory.default_top_k; },
+                                1, 10000));
+  return k;
+}
+
+std::string Unquote(std::string v) {
+  v = std::string(absl::StripAsciiWhitespace(v));
+  if (v.size() >= 2 && ((v.front() == '"' && v.back() == '"') ||
+                        (v.front() == '\'' && v.back() == '\''))) {
+    return v.substr(1, v.size() - 2);
+  }
+  return v;
+}
+
+absl::Status Validate(const ServerConfig& c) {
+  LogLevel level;
+  if (!ParseLogLevel(c.log_level, &level)) {
+    return BadValue("log.level", c.log_level, "one of debug, info, warn, error");
+  }
+  if (c.listen.empty()) return absl::InvalidArgumentError("config server.listen: empty");
+  if (c.memory.store.path.empty()) {
+    return absl::InvalidArgumentError("config store.data_dir: empty");
+  }
+  if (c.memory.default_page_size > c.memory.max_page_size) {
+    return absl::InvalidArgumentError(
+        "config limits.default_page_size: exceeds limits.max_page_size");
+  }
+  if (c.memory.default_top_k > c.memory.max_top_k) {
+    return absl::InvalidArgumentError("config query.default_top_k: exceeds limits.max_top_k");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<Knob>& Knobs() {
+  static const std::vector<Knob>* knobs = new std::vector<Knob>(BuildKnobs());
+  return *knobs;
+}
+
+absl::Status SetKnob(ServerConfig* config, const std::string& dotted_key,
+                     const std::string& value) {
+  for (const Knob& k : Knobs()) {
+    if (absl::StrCat(k.section, ".", k.key) == dotted_key) return k.set(config, value);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown config key '", dotted_key,
+                                                 "' (see speakermemd --help-config)"));
+}
+
+absl::Status ApplyConfigFile(ServerConfig* config, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("config file ", path, " not found"));
+  std::string line, section;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    absl::string_view l = absl::StripAsciiWhitespace(line);
+    if (l.empty() || l[0] == '#' || l[0] == ';') continue;
+    if (l.front() == '[') {
+      if (l.back() != ']') {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", lineno, ": malformed section header"));
+      }
+      section = std::string(absl::StripAsciiWhitespace(l.substr(1, l.size() - 2)));
+      continue;
+    }
+    size_t eq = l.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", lineno, ": expected key = value"));
+    }
+    std::string key(absl::StripAsciiWhitespace(l.substr(0, eq)));
+    std::string value(l.substr(eq + 1));
+    // Strip a trailing comment outside quotes.
+    absl::string_view v = absl::StripAsciiWhitespace(value);
+    if (!v.empty() && v.front() != '"' && v.front() != '\'') {
+      size_t hash = value.find(" #");
+      if (hash != std::string::npos) value = value.substr(0, hash);
+    }
+    std::string dotted = section.empty() ? key : absl::StrCat(section, ".", key);
+    absl::Status s = SetKnob(config, dotted, Unquote(value));
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", lineno, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyEnvironment(ServerConfig* config, const std::vector<std::string>& env) {
+  for (const std::string& entry : env) {
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    std::string name = entry.substr(0, eq);
+    for (const Knob& k : Knobs()) {
+      std::string var = absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_", k.section, "_", k.key));
+      if (var == name) {
+        absl::Status s = k.set(config, entry.substr(eq + 1));
+        if (!s.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("environment ", name, ": ", s.message()));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadConfig(int argc, char** argv, const std::vector<std::string>& env,
+                        ServerConfig* config, std::string* help) {
+  help->clear();
+  std::vector<std::pair<std::string, std::string>> sets;
+  std::string config_file;
+  static const std::pair<const char*, const char*> kShortcuts[] = {
+      {"listen", "server.listen"},     {"metrics-listen", "server.metrics_listen"},
+      {"data-dir", "store.data_dir"},  {"port-file", "server.port_file"},
+      {"log-level", "log.level"},      {"sync", "store.sync"}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      *help = "usage";
+      return absl::OkStatus();
+    }
+    if (arg == "--help-config") {
+      *help = "config";
+      return absl::OkStatus();
+    }
+    if (arg.rfind("--", 0) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "'"));
+    }
+    std::string name = arg.substr(2), value;
+    size_t eq = name.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (name == "sync" && !has_value) {
+      sets.emplace_back("store.sync", "true");
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) {
+        return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+      }
+      value = argv[++i];
+    }
+    if (name == "config") {
+      config_file = value;
+    } else if (name == "set") {
+      size_t e = value.find('=');
+      if (e == std::string::npos) {
+        return absl::InvalidArgumentError("--set expects section.key=value");
+      }
+      sets.emplace_back(value.substr(0, e), value.substr(e + 1));
+    } else {
+      std::string dotted = name;
+      for (const auto& [flag, key] : kShortcuts) {
+        if (name == flag) dotted = key;
+      }
+      sets.emplace_back(dotted, value);
+    }
+  }
+  if (!config_file.empty()) SM_RETURN_IF_ERROR(ApplyConfigFile(config, config_file));
+  SM_RETURN_IF_ERROR(ApplyEnvironment(config, env));
+  for (const auto& [key, value] : sets) SM_RETURN_IF_ERROR(SetKnob(config, key, value));
+  return Validate(*config);
+}
+
+std::string ConfigHelp() {
+  ServerConfig defaults;
+  std::ostringstream out;
+  out << "| key | environment variable | default | effect |\n"
+      << "|---|---|---|---|\n";
+  for (const Knob& k : Knobs()) {
+    out << "| `" << k.section << "." << k.key << "` | `"
+        << absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_", k.section, "_", k.key))
+        << "` | `" << k.get(defaults) << "` | " << k.help << " |\n";
+  }
+  return out.str();
+}
+
+std::string UsageText() {
+  return "usage: speakermemd [--config FILE] [--set section.key=value]...\n"
+         "                   [--listen ADDR] [--metrics-listen ADDR] [--data-dir DIR]\n"
+         "                   [--port-file FILE] [--sync] [--log-level LEVEL]\n"
+         "                   [--section.key=value]... [--help] [--help-config]\n"
+         "\n"
+         "Runs the SpeakerMem gRPC service. Configuration: embedded defaults, then\n"
+         "the --config file ([section] and key = value lines), then environment\n"
+         "variables SPEAKERMEM_<SECTION>_<KEY>, then flags. --help-config lists\n"
+         "every key with its default.\n";
+}
+
+}  // namespace speakermem::server

@@ -1,0 +1,102 @@
+#include "server/convert.h"
+
+namespace speakermem::server {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+storage::Message FromProto(const v1::DialogueMessage& m) {
+  storage::Message out;
+  out.message_id = m.message_id();
+  out.speaker = m.speaker();
+  out.speaker_id = m.speaker_id();
+  out.text = m.text();
+  out.timestamp_ms = m.timestamp_ms();
+  out.session = m.session();
+  out.turn = m.turn();
+  out.reply_to = m.reply_to();
+  out.metadata.insert(m.metadata().begin(), m.metadata().end());
+  return out;
+}
+
+void ToProto(const storage::Message& m, const std::string& channel,
+             v1::DialogueMessage* out) {
+  out->set_channel(channel);
+  out->set_message_id(m.message_id);
+  out->set_seq(m.seq);
+  out->set_speaker(m.speaker);
+  out->set_speaker_id(m.speaker_id);
+  out->set_text(m.text);
+  out->set_timestamp_ms(m.timestamp_ms);
+  out->set_session(m.session);
+  out->set_turn(m.turn);
+  out->set_reply_to(m.reply_to);
+  for (const auto& [k, v] : m.metadata) (*out->mutable_metadata())[k] = v;
+}
+
+void ToProto(const storage::RosterEntry& e, v1::RosterEntry* out) {
+  out->set_speaker_id(e.speaker_id);
+  for (const auto& a : e.aliases) out->add_aliases(a);
+  out->set_first_seen_ms(e.first_seen_ms);
+  out->set_last_seen_ms(e.last_seen_ms);
+  out->set_message_count(e.message_count);
+}
+
+void ToProto(const storage::ChannelInfo& c, v1::ChannelInfo* out) {
+  out->set_channel(c.channel);
+  out->set_message_count(c.message_count);
+  out->set_last_seq(c.last_seq);
+  out->set_speaker_count(c.speaker_count);
+  out->set_first_message_ms(c.first_message_ms);
+  out->set_last_message_ms(c.last_message_ms);
+}
+
+void ToProto(const storage::AppendResult& r, const std::string& channel,
+             v1::IngestResponse* out) {
+  out->set_channel(channel);
+  out->set_stored(r.stored);
+  out->set_duplicates(r.duplicates);
+  out->set_first_seq(r.first_seq);
+  out->set_last_seq(r.last_seq);
+  for (const auto& m : r.messages) {
+    auto* im = out->add_messages();
+    im->set_message_id(m.message_id);
+    im->set_seq(m.seq);
+    im->set_duplicate(m.duplicate);
+  }
+}
+
+void ToProto(const engine::QueryResult& r, const std::string& channel,
+             const std::string& question, v1::QueryResponse* out) {
+  out->set_answer(r.answer);
+  out->set_abstained(r.abstained);
+  for (const auto& rm : r.retrieval.messages) {
+    auto* e = out->add_evidence();
+    ToProto(rm.message, channel, e->mutable_message());
+    e->set_score(rm.score);
+    e->set_why(rm.why);
+  }
+  // System 1 only: every row, the question as the issue, current state.
+  auto* p = out->mutable_projection();
+  p->add_rows("ALL");
+  p->set_issue(question);
+  p->set_tense(v1::HEAD);
+  for (const auto& t : r.retrieval.trace) {
+    auto* st = out->add_trace();
+    st->set_stage(t.stage);
+    st->set_latency_ms(t.latency_ms);
+    st->set_model_calls(t.model_calls);
+    st->set_tokens_in(t.tokens_in);
+    st->set_tokens_out(t.tokens_out);
+    st->set_note(t.note);
+  }
+}
+
+}  // namespace speakermem::server

@@ -1,0 +1,33 @@
+// Conversions between the wire contract (speakermem.v1) and domain types, and
+// the one place absl::Status becomes grpc::Status. Included only by server
+// .cc files.
+#ifndef SPEAKERMEM_SERVER_CONVERT_H_
+#define SPEAKERMEM_SERVER_CONVERT_H_
+
+#include <grpcpp/support/status.h>
+
+#include "absl/status/status.h"
+#include "engine/memory.h"
+#include "speakermem/v1/speakermem.pb.h"
+#include "storage/types.h"
+
+namespace speakermem::server {
+
+// Canonical codes are shared by Abseil and gRPC, so the mapping is 1:1.
+grpc::Status ToGrpc(const absl::Status& status);
+// Name of a canonical code, e.g. "INVALID_ARGUMENT", for metric labels.
+std::string CodeName(grpc::StatusCode code);
+
+storage::Message FromProto(const v1::DialogueMessage& m);
+void ToProto(const storage::Message& m, const std::string& channel,
+             v1::DialogueMessage* out);
+void ToProto(const storage::RosterEntry& e, v1::RosterEntry* out);
+void ToProto(const storage::ChannelInfo& c, v1::ChannelInfo* out);
+void ToProto(const storage::AppendResult& r, const std::string& channel,
+             v1::IngestResponse* out);
+void ToProto(const engine::QueryResult& r, const std::string& channel,
+             const std::string& question, v1::QueryResponse* out);
+
+}  // namespace speakermem::server
+
+#endif  // SPEAKERMEM_SERVER_CONVERT_H_

@@ -1,0 +1,167 @@
+#include "server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/status_macros.h"
+#include "engine/memory.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+#include "server/metrics.h"
+#include "server/service.h"
+
+namespace speakermem::server {
+namespace {
+
+constexpr char kServiceName[] = "speakermem.v1.SpeakerMem";
+
+class ServerImpl final : public Server {
+ public:
+  explicit ServerImpl(const ServerConfig& config) : config_(config) {}
+
+  ~ServerImpl() override {
+    Shutdown(std::chrono::milliseconds(0));
+  }
+
+  absl::Status Init();
+
+  int port() const override { return port_; }
+  int metrics_port() const override { return metrics_port_; }
+  bool ready() const override { return ready_.load(); }
+
+  bool WaitUntilReady(std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return ready_.load() || rebuild_failed_; });
+    return ready_.load();
+  }
+
+  void Shutdown(std::chrono::milliseconds grace) override;
+
+ private:
+  void Rebuild();
+
+  const ServerConfig config_;
+  std::unique_ptr<engine::Memory> memory_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  std::shared_ptr<prometheus::Collectable> store_size_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<grpc::Service> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  std::thread rebuild_thread_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  std::atomic<bool> ready_{false};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool rebuild_failed_ = false;  // guarded by mu_
+  bool shut_down_ = false;       // guarded by mu_
+};
+
+absl::Status ServerImpl::Init() {
+  SM_ASSIGN_OR_RETURN(memory_, engine::Memory::Open(config_.memory, Clock::Real()));
+  registry_ = std::make_shared<prometheus::Registry>();
+  metrics_ = std::make_unique<ServerMetrics>(registry_.get());
+  metrics_->SetReady(false);
+  if (!config_.metrics_listen.empty()) {
+    try {
+      exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics_listen);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot serve metrics on ", config_.metrics_listen, ": ", e.what()));
+    }
+    exposer_->RegisterCollectable(registry_);
+    store_size_ = NewStoreSizeCollector(memory_->store());
+    exposer_->RegisterCollectable(store_size_);
+    std::vector<int> ports = exposer_->GetListeningPorts();
+    metrics_port_ = ports.empty() ? 0 : ports.front();
+  }
+
+  service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config_.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
+  builder.SetMaxSendMessageSize(config_.max_message_bytes);
+  grpc_server_ = builder.BuildAndStart();
+  if (!grpc_server_ || port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen));
+  }
+  auto* health = grpc_server_->GetHealthCheckService();
+  health->SetServingStatus(false);
+  health->SetServingStatus(kServiceName, false);
+  LOG_INFO("listening")
+      .Str("grpc", config_.listen)
+      .Int("grpc_port", port_)
+      .Int("metrics_port", metrics_port_)
+      .Str("data_dir", config_.memory.store.path);
+  rebuild_thread_ = std::thread([this] { Rebuild(); });
+  return absl::OkStatus();
+}
+
+void ServerImpl::Rebuild() {
+  auto start = std::chrono::steady_clock::now();
+  uint64_t loaded = 0;
+  absl::Status s = memory_->RebuildIndexes([&](uint64_t n) {
+    loaded = n;
+    LOG_INFO("index rebuild progress").Int("messages", static_cast<int64_t>(n));
+  });
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s.ok()) {
+    rebuild_failed_ = true;
+    LOG_ERROR("index rebuild failed").Str("error", s.message());
+  } else if (!shut_down_) {
+    ready_.store(true);
+    metrics_->SetReady(true);
+    metrics_->SetIndexRebuild(secs, loaded);
+    auto* health = grpc_server_->GetHealthCheckService();
+    health->SetServingStatus(true);
+    health->SetServingStatus(kServiceName, true);
+    LOG_INFO("serving").Num("rebuild_seconds", secs);
+  }
+  cv_.notify_all();
+}
+
+void ServerImpl::Shutdown(std::chrono::milliseconds grace) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+  }
+  if (rebuild_thread_.joinable()) rebuild_thread_.join();
+  ready_.store(false);
+  if (grpc_server_) {
+    auto* health = grpc_server_->GetHealthCheckService();
+    health->SetServingStatus(false);
+    grpc_server_->Shutdown(std::chrono::system_clock::now() + grace);
+    grpc_server_->Wait();
+  }
+  if (memory_) {
+    absl::Status s = memory_->store()->Flush();
+    if (!s.ok()) LOG_WARN("flush at shutdown failed").Str("error", s.message());
+  }
+  LOG_INFO("shut down");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config) {
+  auto server = std::make_unique<ServerImpl>(config);
+  SM_RETURN_IF_ERROR(server->Init());
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace speakermem::server

@@ -1,0 +1,302 @@
+#include "server/service.h"
+
+#include <chrono>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "engine/memory.h"
+#include "server/convert.h"
+#include "server/metrics.h"
+#include "speakermem/v1/speakermem.grpc.pb.h"
+#include "storage/validation.h"
+
+namespace speakermem::server {
+namespace {
+
+using grpc::CallbackServerContext;
+using grpc::ServerUnaryReactor;
+
+constexpr char kRequestIdHeader[] = "x-request-id";
+
+std::string NewRequestId() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+// Per-RPC bookkeeping: request id (the client's x-request-id when it sent a
+// sane one), latency metric, one log line.
+class RpcScope {
+ public:
+  RpcScope(const char* method, CallbackServerContext* ctx, ServerMetrics* metrics)
+      : method_(method), metrics_(metrics), start_(std::chrono::steady_clock::now()) {
+    auto it = ctx->client_metadata().find(kRequestIdHeader);
+    if (it != ctx->client_metadata().end() && !it->second.empty() &&
+        it->second.size() <= 64) {
+      request_id_.assign(it->second.data(), it->second.size());
+      for (char& c : request_id_) {
+        if (c < 0x21 || c > 0x7E) c = '_';
+      }
+    } else {
+      request_id_ = NewRequestId();
+    }
+    ctx->AddInitialMetadata(kRequestIdHeader, request_id_);
+  }
+
+  void set_channel(const std::string& channel) { channel_ = channel; }
+
+  grpc::Status Done(const absl::Status& status) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+                      .count();
+    grpc::Status g = ToGrpc(status);
+    std::string code = CodeName(g.error_code());
+    metrics_->ObserveRpc(method_, code, secs);
+    LogLevel level = status.ok() || absl::IsInvalidArgument(status) ||
+                             absl::IsNotFound(status)
+                         ? LogLevel::kInfo
+                         : LogLevel::kWarn;
+    LogLine line(level, "rpc");
+    line.Str("method", method_).Str("request_id", request_id_).Str("code", code)
+        .Num("ms", secs * 1000);
+    if (!channel_.empty()) line.Str("channel", channel_);
+    if (!status.ok()) line.Str("error", status.message());
+    return g;
+  }
+
+ private:
+  const std::string method_;
+  ServerMetrics* const metrics_;
+  const std::chrono::steady_clock::time_point start_;
+  std::string request_id_;
+  std::string channel_;
+};
+
+storage::ChannelRef ChannelOf(CallbackServerContext* ctx, const std::string& channel) {
+  (void)ctx;  // Tenancy (API key -> tenant) arrives with auth.
+  return storage::ChannelRef{storage::kDefaultTenant, channel};
+}
+
+std::string TenantOf(CallbackServerContext* ctx) {
+  (void)ctx;
+  return storage::kDefaultTenant;
+}
+
+class Service final : public v1::SpeakerMem::CallbackService {
+ public:
+  Service(engine::Memory* memory, ServerMetrics* metrics, const std::atomic<bool>* ready)
+      : memory_(memory), metrics_(metrics), ready_(ready) {}
+
+  ServerUnaryReactor* Ingest(CallbackServerContext* ctx, const v1::IngestRequest* req,
+                             v1::IngestResponse* resp) override {
+    return Unary("Ingest", ctx, req->channel(), [&]() -> absl::Status {
+      absl::StatusOr<storage::AppendResult> r = IngestBatch(ctx, req->channel(),
+                                                            req->messages());
+      if (!r.ok()) return r.status();
+      ToProto(*r, req->channel(), resp);
+      return absl::OkStatus();
+    });
+  }
+
+  grpc::ServerBidiReactor<v1::IngestChunk, v1::IngestAck>* IngestStream(
+      CallbackServerContext* ctx) override;
+
+  ServerUnaryReactor* GetMessages(CallbackServerContext* ctx,
+                                  const v1::GetMessagesRequest* req,
+                                  v1::GetMessagesResponse* resp) override {
+    return Unary("GetMessages", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      engine::GetMessagesParams p;
+      p.speaker = req->speaker();
+      p.start_ms = req->start_ms();
+      p.end_ms = req->end_ms();
+      p.page_size = req->page_size();
+      p.page_token = req->page_token();
+      std::string next;
+      absl::StatusOr<storage::MessagePage> page =
+          memory_->GetMessages(ChannelOf(ctx, req->channel()), p, &next);
+      if (!page.ok()) return page.status();
+      for (const auto& m : page->messages) ToProto(m, req->channel(), resp->add_messages());
+      resp->set_next_page_token(next);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* GetRoster(CallbackServerContext* ctx, const v1::GetRosterRequest* req,
+                                v1::GetRosterResponse* resp) override {
+    return Unary("GetRoster", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      absl::StatusOr<std::vector<storage::RosterEntry>> roster =
+          memory_->GetRoster(ChannelOf(ctx, req->channel()));
+      if (!roster.ok()) return roster.status();
+      for (const auto& e : *roster) ToProto(e, resp->add_speakers());
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* ListChannels(CallbackServerContext* ctx,
+                                   const v1::ListChannelsRequest* req,
+                                   v1::ListChannelsResponse* resp) override {
+    return Unary("ListChannels", ctx, "", [&]() -> absl::Status {
+      std::string next;
+      absl::StatusOr<std::vector<storage::ChannelInfo>> channels = memory_->ListChannels(
+          TenantOf(ctx), req->page_size(), req->page_token(), &next);
+      if (!channels.ok()) return channels.status();
+      for (const auto& c : *channels) ToProto(c, resp->add_channels());
+      resp->set_next_page_token(next);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* Query(CallbackServerContext* ctx, const v1::QueryRequest* req,
+                            v1::QueryResponse* resp) override {
+    return Unary("Query", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      engine::QueryParams p;
+      p.channel = ChannelOf(ctx, req->channel());
+      p.question = req->question();
+      p.asker = req->asker();
+      p.start_ms = req->start_ms();
+      p.end_ms = req->end_ms();
+      p.top_k = req->budgets().s1_top_k();
+      absl::StatusOr<engine::QueryResult> r = memory_->Query(p);
+      if (!r.ok()) return r.status();
+      ToProto(*r, req->channel(), req->question(), resp);
+      return absl::OkStatus();
+    });
+  }
+
+  // Shared by Ingest and IngestStream: convert, validate, append, count.
+  absl::StatusOr<storage::AppendResult> IngestBatch(
+      CallbackServerContext* ctx, const std::string& channel,
+      const google::protobuf::RepeatedPtrField<v1::DialogueMessage>& in) {
+    std::vector<storage::Message> msgs;
+    std::vector<absl::string_view> chans;
+    msgs.reserve(in.size());
+    chans.reserve(in.size());
+    for (const auto& m : in) {
+      msgs.push_back(FromProto(m));
+      chans.push_back(m.channel());
+    }
+    absl::StatusOr<storage::AppendResult> r =
+        memory_->Ingest(ChannelOf(ctx, channel), chans, std::move(msgs));
+    if (r.ok()) {
+      metrics_->CountIngest(r->stored, r->duplicates);
+    } else {
+      metrics_->CountIngestRejected(1);
+    }
+    return r;
+  }
+
+  absl::Status CheckReady() const {
+    return ready_->load() ? absl::OkStatus()
+                          : absl::UnavailableError("server is starting: indexes are rebuilding");
+  }
+
+  ServerMetrics* metrics() { return metrics_; }
+
+ private:
+  template <typename Fn>
+  ServerUnaryReactor* Unary(const char* method, CallbackServerContext* ctx,
+                            const std::string& channel, Fn&& fn) {
+    RpcScope scope(method, ctx, metrics_);
+    scope.set_channel(channel);
+    absl::Status s = CheckReady();
+    if (s.ok()) s = fn();
+    ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    reactor->Finish(scope.Done(s));
+    return reactor;
+  }
+
+  absl::Status CheckChannel(const std::string& channel) const {
+    return storage::ValidateName("channel", channel, memory_->options().limits, false);
+  }
+
+  engine::Memory* const memory_;
+  ServerMetrics* const metrics_;
+  const std::atomic<bool>* const ready_;
+};
+
+// One acknowledgement per chunk: read, write atomically, ack, read again.
+class IngestStreamReactor final
+    : public grpc::ServerBidiReactor<v1::IngestChunk, v1::IngestAck> {
+ public:
+  IngestStreamReactor(Service* service, CallbackServerContext* ctx)
+      : service_(service), ctx_(ctx), scope_("IngestStream", ctx, service->metrics()) {
+    absl::Status ready = service_->CheckReady();
+    if (!ready.ok()) {
+      Finish(scope_.Done(ready));
+      return;
+    }
+    StartRead(&chunk_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client half-closed (or the call broke)
+      Finish(scope_.Done(absl::OkStatus()));
+      return;
+    }
+    if (!chunk_.channel().empty()) {
+      if (channel_.empty()) {
+        channel_ = chunk_.channel();
+        scope_.set_channel(channel_);
+      } else if (chunk_.channel() != channel_) {
+        Finish(scope_.Done(absl::InvalidArgumentError(absl::StrCat(
+            "chunk ", chunk_index_, ": channel '", chunk_.channel(),
+            "' differs from the stream's channel '", channel_, "'"))));
+        return;
+      }
+    }
+    ack_.Clear();
+    ack_.set_chunk_id(chunk_.chunk_id() != 0 ? chunk_.chunk_id() : chunk_index_);
+    absl::StatusOr<storage::AppendResult> r =
+        service_->IngestBatch(ctx_, channel_, chunk_.messages());
+    if (r.ok()) {
+      ack_.set_stored(r->stored);
+      ack_.set_duplicates(r->duplicates);
+      ack_.set_first_seq(r->first_seq);
+      ack_.set_last_seq(r->last_seq);
+    } else {
+      ack_.mutable_error()->set_code(static_cast<int>(r.status().code()));
+      ack_.mutable_error()->set_message(
+          absl::StrCat("chunk ", chunk_index_, ": ", r.status().message()));
+    }
+    ++chunk_index_;
+    StartWrite(&ack_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(scope_.Done(absl::CancelledError("client went away before the ack")));
+      return;
+    }
+    StartRead(&chunk_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  Service* const service_;
+  CallbackServerContext* const ctx_;
+  RpcScope scope_;
+  std::string channel_;
+  uint64_t chunk_index_ = 0;
+  v1::IngestChunk chunk_;
+  v1::IngestAck ack_;
+};
+
+grpc::ServerBidiReactor<v1::IngestChunk, v1::IngestAck>* Service::IngestStream(
+    CallbackServerContext* ctx) {
+  return new IngestStreamReactor(this, ctx);
+}
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
+                                                    ServerMetrics* metrics,
+                                                    const std::atomic<bool>* ready) {
+  return std::make_unique<Service>(memory, metrics, ready);
+}
+
+}  // namespace speakermem::server

@@ -1,0 +1,29 @@
+// The gRPC service speakermem.v1.SpeakerMem: thin handlers that unpack the
+// request, call the engine, and finish with the mapped status.
+#ifndef SPEAKERMEM_SERVER_SERVICE_H_
+#define SPEAKERMEM_SERVER_SERVICE_H_
+
+#include <atomic>
+#include <memory>
+
+namespace grpc {
+class Service;
+}
+
+namespace speakermem::engine {
+class Memory;
+}
+
+namespace speakermem::server {
+
+class ServerMetrics;
+
+// Every RPC answers UNAVAILABLE while *ready is false (indexes rebuilding).
+// All pointers must outlive the service.
+std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
+                                                    ServerMetrics* metrics,
+                                                    const std::atomic<bool>* ready);
+
+}  // namespace speakermem::server
+
+#endif  // SPEAKERMEM_SERVER_SERVICE_H_

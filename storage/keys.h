@@ -1,0 +1,54 @@
+// Key layout of every column family (internal to storage/).
+//
+// Every key starts with the channel prefix <tenant>\0<channel>\0, so a
+// channel's keys are contiguous in every column family and can be
+// range-scanned and range-deleted. Tenant, channel, speaker ids and sessions
+// never contain NUL (validation rejects control characters).
+//
+//   episodic  <prefix><seq BE64>                      -> StoredMessage
+//   index     <prefix>i<message_id>                   -> seq BE64
+//   index     <prefix>s<speaker_id>\0<seq BE64>       -> ""
+//   index     <prefix>t<session>\0<turn BE32^sign><seq BE64> -> ""
+//   meta      <prefix>c                               -> StoredChannel
+//   meta      <prefix>r<speaker_id>                   -> StoredRosterEntry
+//   default   format_version                          -> decimal int
+#ifndef SPEAKERMEM_STORAGE_KEYS_H_
+#define SPEAKERMEM_STORAGE_KEYS_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "storage/types.h"
+
+namespace speakermem::storage::keys {
+
+inline constexpr char kFormatVersionKey[] = "format_version";
+
+void AppendBE64(uint64_t v, std::string* out);
+void AppendBE32(uint32_t v, std::string* out);
+uint64_t DecodeBE64(absl::string_view s);
+
+std::string ChannelPrefix(const ChannelRef& ch);
+// Smallest key greater than every key with the channel's prefix.
+std::string ChannelPrefixEnd(const ChannelRef& ch);
+std::string TenantPrefix(const std::string& tenant);
+
+std::string MessageKey(const ChannelRef& ch, uint64_t seq);
+std::string MessageIdKey(const ChannelRef& ch, absl::string_view message_id);
+std::string SpeakerKey(const ChannelRef& ch, absl::string_view speaker_id,
+                       uint64_t seq);
+std::string SpeakerPrefix(const ChannelRef& ch, absl::string_view speaker_id);
+std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session,
+                           int32_t turn, uint64_t seq);
+std::string ChannelInfoKey(const ChannelRef& ch);
+std::string RosterKey(const ChannelRef& ch, absl::string_view speaker_id);
+std::string RosterPrefix(const ChannelRef& ch);
+
+// Splits a key into tenant, channel and the remainder after the channel
+// prefix. Returns false when the key has no channel prefix.
+bool ParseChannelKey(absl::string_view key, ChannelRef* ch, absl::string_view* rest);
+
+}  // namespace speakermem::storage::keys
+
+#endif  // SPEAKERMEM_STORAGE_KEYS_H_

@@ -1,0 +1,653 @@
+// RocksDB implementation of Store. The only place RocksDB statuses are
+// converted (FromRocks).
+#include <algorithm>
+#include <mutex>
+#include <unordered_set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/status_macros.h"
+#include "rocksdb/db.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+#include "rocksdb/utilities/options_util.h"
+#include "rocksdb/write_batch.h"
+#include "storage/keys.h"
+#include "storage/store.h"
+#include "storage/values.pb.h"
+
+namespace speakermem::storage {
+
+const char* const kColumnFamilyNames[kNumColumnFamilies] = {
+    "default", "episodic",    "core", "profile", "interaction",
+    "insight", "meta",        "index", "vectors"};
+
+namespace {
+
+absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context) {
+  if (s.ok()) return absl::OkStatus();
+  std::string msg = absl::StrCat(context, ": ", s.ToString());
+  if (s.IsNotFound()) return absl::NotFoundError(msg);
+  if (s.IsCorruption()) return absl::DataLossError(msg);
+  if (s.IsNoSpace()) return absl::ResourceExhaustedError(msg);
+  if (s.IsBusy() || s.IsTimedOut() || s.IsTryAgain() || s.IsIOError()) {
+    return absl::UnavailableError(msg);
+  }
+  if (s.IsInvalidArgument() || s.IsNotSupported()) {
+    return absl::FailedPreconditionError(msg);
+  }
+  return absl::InternalError(msg);
+}
+
+Message FromStored(const StoredMessage& sm, uint64_t seq) {
+  Message m;
+  m.message_id = sm.message_id();
+  m.seq = seq;
+  m.speaker = sm.speaker();
+  m.speaker_id = sm.speaker_id().empty() ? sm.speaker() : sm.speaker_id();
+  m.text = sm.text();
+  m.timestamp_ms = sm.timestamp_ms();
+  m.session = sm.session();
+  m.turn = sm.turn();
+  m.reply_to = sm.reply_to();
+  m.metadata.insert(sm.metadata().begin(), sm.metadata().end());
+  return m;
+}
+
+void ToStored(const Message& m, StoredMessage* sm) {
+  sm->set_message_id(m.message_id);
+  sm->set_speaker(m.speaker);
+  if (m.speaker_id != m.speaker) sm->set_speaker_id(m.speaker_id);
+  sm->set_text(m.text);
+  sm->set_timestamp_ms(m.timestamp_ms);
+  sm->set_session(m.session);
+  sm->set_turn(m.turn);
+  sm->set_reply_to(m.reply_to);
+  for (const auto& [k, v] : m.metadata) (*sm->mutable_metadata())[k] = v;
+}
+
+bool InTimeRange(const Message& m, int64_t start_ms, int64_t end_ms) {
+  if (start_ms != 0 && m.timestamp_ms < start_ms) return false;
+  if (end_ms != 0 && m.timestamp_ms >= end_ms) return false;
+  return true;
+}
+
+// Cached per-channel state owned by the single writer process. Loaded from
+// the store on first use; replaced only after a successful write.
+struct ChannelState {
+  std::mutex mu;
+  bool loaded = false;  // guarded by mu
+  bool exists = false;  // guarded by mu
+  ChannelInfo info;     // guarded by mu
+  absl::flat_hash_map<std::string, RosterEntry> roster;  // guarded by mu
+};
+
+class RocksStore final : public Store {
+ public:
+  RocksStore(const StoreOptions& options, std::unique_ptr<rocksdb::DB> db,
+             std::vector<rocksdb::ColumnFamilyHandle*> handles)
+      : options_(options), db_(std::move(db)), handles_(std::move(handles)) {}
+
+  ~RocksStore() override {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    handles_.clear();
+    db_->Close();
+  }
+
+  absl::Status Init();
+
+  absl::StatusOr<AppendResult> AppendMessages(
+      const ChannelRef& channel, std::vector<Message>* messages) override;
+  absl::StatusOr<MessagePage> ScanMessages(const ChannelRef& channel,
+                                           const MessageQuery& query) override;
+  absl::StatusOr<std::vector<Message>> GetMessagesBySeq(
+      const ChannelRef& channel, const std::vector<uint64_t>& seqs) override;
+  absl::StatusOr<uint64_t> FindMessageId(const ChannelRef& channel,
+                                         const std::string& message_id) override;
+  absl::StatusOr<std::vector<RosterEntry>> GetRoster(
+      const ChannelRef& channel) override;
+  absl::StatusOr<std::string> ResolveSpeaker(const ChannelRef& channel,
+                                             const std::string& name) override;
+  absl::StatusOr<ChannelInfo> GetChannelInfo(const ChannelRef& channel) override;
+  absl::StatusOr<std::vector<ChannelInfo>> ListChannels(
+      const std::string& tenant, const std::string& after,
+      uint32_t limit) override;
+  absl::Status ForEachMessage(
+      const std::function<absl::Status(const ChannelRef&, const Message&)>& fn)
+      override;
+  uint64_t ApproximateSizeBytes() override;
+  absl::Status Flush() override;
+
+ private:
+  rocksdb::ColumnFamilyHandle* cf(ColumnFamily f) const {
+    return handles_[static_cast<int>(f)];
+  }
+  std::shared_ptr<ChannelState> StateFor(const ChannelRef& ch);
+  // REQUIRES: state->mu held.
+  absl::Status LoadState(const ChannelRef& ch, ChannelState* state);
+  absl::StatusOr<ChannelInfo> ReadChannelInfo(const ChannelRef& ch, bool* exists);
+  absl::Status ScanBySpeaker(const ChannelRef& ch, const MessageQuery& q,
+                             MessagePage* page);
+  absl::Status ScanAll(const ChannelRef& ch, const MessageQuery& q,
+                       MessagePage* page);
+
+  // Constant after construction.
+  const StoreOptions options_;
+  const std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+
+  absl::Mutex states_mu_;
+  std::map<ChannelRef, std::shared_ptr<ChannelState>> states_
+      ABSL_GUARDED_BY(states_mu_);
+};
+
+absl::Status RocksStore::Init() {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kDefault),
+                               keys::kFormatVersionKey, &value);
+  if (s.IsNotFound()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    return FromRocks(db_->Put(wo, cf(ColumnFamily::kDefault),
+                              keys::kFormatVersionKey,
+                              std::to_string(kFormatVersion)),
+                     "write format version");
+  }
+  SM_RETURN_IF_ERROR(FromRocks(s, "read format version"));
+  int version = 0;
+  try {
+    version = std::stoi(value);
+  } catch (...) {
+    return absl::DataLossError(
+        absl::StrCat("store format version is unreadable: '", value, "'"));
+  }
+  if (version > kFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store at ", options_.path, " has format version ", version,
+        ", newer than this build's ", kFormatVersion,
+        "; refusing to open it (upgrade speakermemd)"));
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<ChannelState> RocksStore::StateFor(const ChannelRef& ch) {
+  absl::MutexLock lock(&states_mu_);
+  auto& slot = states_[ch];
+  if (!slot) slot = std::make_shared<ChannelState>();
+  return slot;
+}
+
+absl::StatusOr<ChannelInfo> RocksStore::ReadChannelInfo(const ChannelRef& ch,
+                                                        bool* exists) {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta),
+                               keys::ChannelInfoKey(ch), &value);
+  ChannelInfo info;
+  info.channel = ch.channel;
+  *exists = false;
+  if (s.IsNotFound()) return info;
+  SM_RETURN_IF_ERROR(FromRocks(s, "read channel info"));
+  StoredChannel sc;
+  if (!sc.ParseFromString(value)) {
+    return absl::DataLossError("channel info record is corrupt");
+  }
+  *exists = true;
+  info.message_count = sc.message_count();
+  info.last_seq = sc.last_seq();
+  info.speaker_count = sc.speaker_count();
+  info.first_message_ms = sc.first_message_ms();
+  info.last_message_ms = sc.last_message_ms();
+  return info;
+}
+
+absl::Status RocksStore::LoadState(const ChannelRef& ch, ChannelState* state) {
+  if (state->loaded) return absl::OkStatus();
+  bool exists = false;
+  SM_ASSIGN_OR_RETURN(state->info, ReadChannelInfo(ch, &exists));
+  state->exists = exists;
+  state->roster.clear();
+  const std::string prefix = keys::RosterPrefix(ch);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta)));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    StoredRosterEntry sr;
+    if (!sr.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return absl::DataLossError("roster record is corrupt");
+    }
+    RosterEntry e;
+    e.speaker_id = it->key().ToString().substr(prefix.size());
+    e.aliases.assign(sr.aliases().begin(), sr.aliases().end());
+    e.first_seen_ms = sr.first_seen_ms();
+    e.last_seen_ms = sr.last_seen_ms();
+    e.message_count = sr.message_count();
+    state->roster[e.speaker_id] = std::move(e);
+  }
+  SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan roster"));
+  state->loaded = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AppendResult> RocksStore::AppendMessages(
+    const ChannelRef& ch, std::vector<Message>* messages) {
+  std::shared_ptr<ChannelState> state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(state->mu);
+  SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
+
+  // Which client ids are stored already?
+  std::vector<std::string> id_keys;
+  std::vector<size_t> id_index;
+  for (size_t i = 0; i < messages->size(); ++i) {
+    if (!(*messages)[i].message_id.empty()) {
+      id_keys.push_back(keys::MessageIdKey(ch, (*messages)[i].message_id));
+      id_index.push_back(i);
+    }
+  }
+  std::vector<uint64_t> existing_seq(messages->size(), 0);
+  if (!id_keys.empty()) {
+    std::vector<rocksdb::Slice> slices(id_keys.begin(), id_keys.end());
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs(id_keys.size(),
+                                                  cf(ColumnFamily::kIndex));
+    std::vector<std::string> values;
+    std::vector<rocksdb::Status> statuses =
+        db_->MultiGet(rocksdb::ReadOptions(), cfs, slices, &values);
+    for (size_t j = 0; j < statuses.size(); ++j) {
+      if (statuses[j].ok()) {
+        existing_seq[id_index[j]] = keys::DecodeBE64(values[j]);
+      } else if (!statuses[j].IsNotFound()) {
+        return FromRocks(statuses[j], "look up message id");
+      }
+    }
+  }
+
+  AppendResult result;
+  result.messages.resize(messages->size());
+  ChannelInfo info = state->info;
+  absl::flat_hash_map<std::string, RosterEntry> touched;
+  absl::flat_hash_map<std::string, uint64_t> batch_ids;
+  rocksdb::WriteBatch batch;
+  std::string value;
+  StoredMessage sm;
+  for (size_t i = 0; i < messages->size(); ++i) {
+    Message& m = (*messages)[i];
+    AppendedMessage& out = result.messages[i];
+    if (!m.message_id.empty()) {
+      auto dup = batch_ids.find(m.message_id);
+      uint64_t prior = existing_seq[i] ? existing_seq[i]
+                                       : (dup != batch_ids.end() ? dup->second : 0);
+      if (prior != 0) {
+        out = AppendedMessage{m.message_id, prior, true};
+        ++result.duplicates;
+        continue;
+      }
+    }
+    m.seq = ++info.last_seq;
+    if (m.message_id.empty()) m.message_id = absl::StrCat("~", m.seq);
+    if (m.speaker_id.empty()) m.speaker_id = m.speaker;
+    batch_ids[m.message_id] = m.seq;
+    out = AppendedMessage{m.message_id, m.seq, false};
+    if (result.first_seq == 0) result.first_seq = m.seq;
+    result.last_seq = m.seq;
+    ++result.stored;
+
+    sm.Clear();
+    ToStored(m, &sm);
+    sm.SerializeToString(&value);
+    batch.Put(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, m.seq), value);
+    std::string seq_be;
+    keys::AppendBE64(m.seq, &seq_be);
+    batch.Put(cf(ColumnFamily::kIndex), keys::MessageIdKey(ch, m.message_id), seq_be);
+    batch.Put(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, m.speaker_id, m.seq), "");
+    batch.Put(cf(ColumnFamily::kIndex),
+              keys::SessionTurnKey(ch, m.session, m.turn, m.seq), "");
+
+    auto t = touched.find(m.speaker_id);
+    if (t == touched.end()) {
+      auto r = state->roster.find(m.speaker_id);
+      RosterEntry e;
+      if (r != state->roster.end()) {
+        e = r->second;
+      } else {
+        e.speaker_id = m.speaker_id;
+        e.first_seen_ms = m.timestamp_ms;
+        e.last_seen_ms = m.timestamp_ms;
+      }
+      t = touched.emplace(m.speaker_id, std::move(e)).first;
+    }
+    RosterEntry& e = t->second;
+    if (std::find(e.aliases.begin(), e.aliases.end(), m.speaker) == e.aliases.end()) {
+      e.aliases.push_back(m.speaker);
+    }
+    e.first_seen_ms = std::min(e.first_seen_ms, m.timestamp_ms);
+    e.last_seen_ms = std::max(e.last_seen_ms, m.timestamp_ms);
+    ++e.message_count;
+
+    ++info.message_count;
+    if (info.first_message_ms == 0 || m.timestamp_ms < info.first_message_ms) {
+      info.first_message_ms = m.timestamp_ms;
+    }
+    info.last_message_ms = std::max(info.last_message_ms, m.timestamp_ms);
+  }
+  if (result.stored == 0) return result;
+
+  size_t new_speakers = 0;
+  for (const auto& [id, e] : touched) {
+    if (!state->roster.contains(id)) ++new_speakers;
+    StoredRosterEntry sr;
+    for (const auto& a : e.aliases) sr.add_aliases(a);
+    sr.set_first_seen_ms(e.first_seen_ms);
+    sr.set_last_seen_ms(e.last_seen_ms);
+    sr.set_message_count(e.message_count);
+    batch.Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id), sr.SerializeAsString());
+  }
+  info.speaker_count += static_cast<uint32_t>(new_speakers);
+  StoredChannel sc;
+  sc.set_message_count(info.message_count);
+  sc.set_last_seq(info.last_seq);
+  sc.set_speaker_count(info.speaker_count);
+  sc.set_first_message_ms(info.first_message_ms);
+  sc.set_last_message_ms(info.last_message_ms);
+  batch.Put(cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), sc.SerializeAsString());
+
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  SM_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "append messages"));
+
+  // Durable: publish the new state.
+  state->info = info;
+  state->exists = true;
+  for (auto& [id, e] : touched) state->roster[id] = std::move(e);
+  return result;
+}
+
+absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q,
+                                 MessagePage* page) {
+  const std::string prefix = keys::ChannelPrefix(ch);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kEpisodic)));
+  uint32_t scanned = 0;
+  StoredMessage sm;
+  for (it->Seek(keys::MessageKey(ch, q.after_seq + 1));
+       it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    uint64_t seq = keys::DecodeBE64(
+        absl::string_view(it->key().data() + prefix.size(), 8));
+    if (page->messages.size() >= q.limit || scanned >= q.max_scan) {
+      page->next_after_seq = seq - 1;
+      return absl::OkStatus();
+    }
+    ++scanned;
+    if (!sm.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return absl::DataLossError(absl::StrCat("message ", seq, " is corrupt"));
+    }
+    Message m = FromStored(sm, seq);
+    if (InTimeRange(m, q.start_ms, q.end_ms)) page->messages.push_back(std::move(m));
+  }
+  return FromRocks(it->status(), "scan messages");
+}
+
+absl::Status RocksStore::ScanBySpeaker(const ChannelRef& ch, const MessageQuery& q,
+                                       MessagePage* page) {
+  const std::string prefix = keys::SpeakerPrefix(ch, q.speaker_id);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex)));
+  uint32_t scanned = 0;
+  std::vector<uint64_t> batch;
+  auto drain = [&]() -> absl::Status {
+    SM_ASSIGN_OR_RETURN(std::vector<Message> ms, GetMessagesBySeq(ch, batch));
+    for (auto& m : ms) {
+      if (InTimeRange(m, q.start_ms, q.end_ms)) page->messages.push_back(std::move(m));
+    }
+    batch.clear();
+    return absl::OkStatus();
+  };
+  for (it->Seek(keys::SpeakerKey(ch, q.speaker_id, q.after_seq + 1));
+       it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    uint64_t seq = keys::DecodeBE64(
+        absl::string_view(it->key().data() + prefix.size(), 8));
+    if (page->messages.size() + batch.size() >= q.limit || scanned >= q.max_scan) {
+      SM_RETURN_IF_ERROR(drain());
+      if (page->messages.size() >= q.limit || scanned >= q.max_scan) {
+        page->next_after_seq = seq - 1;
+        return absl::OkStatus();
+      }
+    }
+    ++scanned;
+    batch.push_back(seq);
+  }
+  SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan speaker index"));
+  return drain();
+}
+
+absl::StatusOr<MessagePage> RocksStore::ScanMessages(const ChannelRef& ch,
+                                                     const MessageQuery& q) {
+  bool exists = false;
+  SM_ASSIGN_OR_RETURN(ChannelInfo info, ReadChannelInfo(ch, &exists));
+  (void)info;
+  if (!exists) return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  MessagePage page;
+  if (q.limit == 0) return page;
+  if (q.speaker_id.empty()) {
+    SM_RETURN_IF_ERROR(ScanAll(ch, q, &page));
+  } else {
+    SM_RETURN_IF_ERROR(ScanBySpeaker(ch, q, &page));
+  }
+  return page;
+}
+
+absl::StatusOr<std::vector<Message>> RocksStore::GetMessagesBySeq(
+    const ChannelRef& ch, const std::vector<uint64_t>& seqs) {
+  std::vector<Message> out;
+  if (seqs.empty()) return out;
+  std::vector<std::string> ks;
+  ks.reserve(seqs.size());
+  for (uint64_t s : seqs) ks.push_back(keys::MessageKey(ch, s));
+  std::vector<rocksdb::Slice> slices(ks.begin(), ks.end());
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs(ks.size(), cf(ColumnFamily::kEpisodic));
+  std::vector<std::string> values;
+  std::vector<rocksdb::Status> st = db_->MultiGet(rocksdb::ReadOptions(), cfs, slices, &values);
+  out.reserve(seqs.size());
+  StoredMessage sm;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (st[i].IsNotFound()) continue;
+    SM_RETURN_IF_ERROR(FromRocks(st[i], "get message"));
+    if (!sm.ParseFromString(values[i])) {
+      return absl::DataLossError(absl::StrCat("message ", seqs[i], " is corrupt"));
+    }
+    out.push_back(FromStored(sm, seqs[i]));
+  }
+  return out;
+}
+
+absl::StatusOr<uint64_t> RocksStore::FindMessageId(const ChannelRef& ch,
+                                                   const std::string& message_id) {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex),
+                               keys::MessageIdKey(ch, message_id), &value);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(absl::StrCat("message '", message_id, "' not found"));
+  }
+  SM_RETURN_IF_ERROR(FromRocks(s, "find message id"));
+  return keys::DecodeBE64(value);
+}
+
+absl::StatusOr<std::vector<RosterEntry>> RocksStore::GetRoster(const ChannelRef& ch) {
+  std::shared_ptr<ChannelState> state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(state->mu);
+  SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
+  if (!state->exists) {
+    return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  }
+  std::vector<RosterEntry> out;
+  out.reserve(state->roster.size());
+  for (const auto& [id, e] : state->roster) out.push_back(e);
+  std::sort(out.begin(), out.end(), [](const RosterEntry& a, const RosterEntry& b) {
+    return a.speaker_id < b.speaker_id;
+  });
+  return out;
+}
+
+absl::StatusOr<std::string> RocksStore::ResolveSpeaker(const ChannelRef& ch,
+                                                       const std::string& name) {
+  SM_ASSIGN_OR_RETURN(std::vector<RosterEntry> roster, GetRoster(ch));
+  for (const auto& e : roster) {
+    if (e.speaker_id == name) return e.speaker_id;
+  }
+  for (const auto& e : roster) {
+    for (const auto& a : e.aliases) {
+      if (a == name) return e.speaker_id;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("speaker '", name, "' not found in channel '", ch.channel, "'"));
+}
+
+absl::StatusOr<ChannelInfo> RocksStore::GetChannelInfo(const ChannelRef& ch) {
+  bool exists = false;
+  SM_ASSIGN_OR_RETURN(ChannelInfo info, ReadChannelInfo(ch, &exists));
+  if (!exists) {
+    return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  }
+  return info;
+}
+
+absl::StatusOr<std::vector<ChannelInfo>> RocksStore::ListChannels(
+    const std::string& tenant, const std::string& after, uint32_t limit) {
+  std::vector<ChannelInfo> out;
+  const std::string tprefix = keys::TenantPrefix(tenant);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta)));
+  std::string start = tprefix;
+  if (!after.empty()) {
+    start += after;
+    start.push_back('\x01');
+  }
+  it->Seek(start);
+  while (it->Valid() && it->key().starts_with(tprefix) && out.size() < limit) {
+    ChannelRef ch;
+    absl::string_view rest;
+    std::string key = it->key().ToString();
+    if (!keys::ParseChannelKey(key, &ch, &rest)) {
+      return absl::DataLossError("malformed meta key");
+    }
+    if (rest == "c") {
+      StoredChannel sc;
+      if (!sc.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+        return absl::DataLossError("channel info record is corrupt");
+      }
+      ChannelInfo info;
+      info.channel = ch.channel;
+      info.message_count = sc.message_count();
+      info.last_seq = sc.last_seq();
+      info.speaker_count = sc.speaker_count();
+      info.first_message_ms = sc.first_message_ms();
+      info.last_message_ms = sc.last_message_ms();
+      out.push_back(std::move(info));
+    }
+    // Skip the rest of this channel's keys (its roster).
+    it->Seek(keys::ChannelPrefixEnd(ch));
+  }
+  SM_RETURN_IF_ERROR(FromRocks(it->status(), "list channels"));
+  return out;
+}
+
+absl::Status RocksStore::ForEachMessage(
+    const std::function<absl::Status(const ChannelRef&, const Message&)>& fn) {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(ColumnFamily::kEpisodic)));
+  StoredMessage sm;
+  ChannelRef ch;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    absl::string_view rest;
+    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()),
+                               &ch, &rest) ||
+        rest.size() != 8) {
+      return absl::DataLossError("malformed message key");
+    }
+    if (!sm.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return absl::DataLossError("message record is corrupt");
+    }
+    SM_RETURN_IF_ERROR(fn(ch, FromStored(sm, keys::DecodeBE64(rest))));
+  }
+  return FromRocks(it->status(), "scan all messages");
+}
+
+uint64_t RocksStore::ApproximateSizeBytes() {
+  uint64_t sst = 0, mem = 0, wal = 0;
+  db_->GetAggregatedIntProperty("rocksdb.total-sst-files-size", &sst);
+  db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &mem);
+  rocksdb::VectorLogPtr logs;
+  if (db_->GetSortedWalFiles(logs).ok()) {
+    for (const auto& l : logs) wal += l->SizeFileBytes();
+  }
+  return sst + mem + wal;
+}
+
+absl::Status RocksStore::Flush() {
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  std::vector<rocksdb::ColumnFamilyHandle*> hs(handles_.begin(), handles_.end());
+  return FromRocks(db_->Flush(fo, hs), "flush");
+}
+
+rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
+                                       std::shared_ptr<rocksdb::Cache> cache,
+                                       ColumnFamily family) {
+  rocksdb::ColumnFamilyOptions cfo;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  t.cache_index_and_filter_blocks = true;
+  cfo.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  cfo.compression = rocksdb::kLZ4Compression;
+  cfo.bottommost_compression = rocksdb::kZSTD;
+  if (family == ColumnFamily::kEpisodic || family == ColumnFamily::kIndex) {
+    cfo.write_buffer_size = 32u << 20;
+  } else {
+    cfo.write_buffer_size = 8u << 20;
+  }
+  return cfo;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  if (options.path.empty()) return absl::InvalidArgumentError("store path is empty");
+  rocksdb::DBOptions dbo;
+  dbo.create_if_missing = true;
+  dbo.create_missing_column_families = true;
+  dbo.IncreaseParallelism(std::max(1, options.background_threads));
+  dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  dbo.max_total_wal_size = 256u << 20;
+  dbo.keep_log_file_num = 5;
+
+  // Refuse unknown column families from a newer build before opening.
+  std::vector<std::string> existing;
+  if (rocksdb::DB::ListColumnFamilies(dbo, options.path, &existing).ok()) {
+    for (const auto& name : existing) {
+      if (std::find(std::begin(kColumnFamilyNames), std::end(kColumnFamilyNames),
+                    name) == std::end(kColumnFamilyNames)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "store at ", options.path, " has column family '", name,
+            "' unknown to this build; it was written by a newer version"));
+      }
+    }
+  }
+
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (int i = 0; i < kNumColumnFamilies; ++i) {
+    descs.emplace_back(kColumnFamilyNames[i],
+                       CfOptions(options, cache, static_cast<ColumnFamily>(i)));
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(dbo, options.path, descs, &handles, &raw);
+  if (!s.ok()) return FromRocks(s, absl::StrCat("open store at ", options.path));
+  std::unique_ptr<rocksdb::DB> db(raw);
+  auto store = std::make_unique<RocksStore>(options, std::move(db), std::move(handles));
+  SM_RETURN_IF_ERROR(store->Init());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace speakermem::storage

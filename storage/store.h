@@ -1,0 +1,118 @@
+// The store: RocksDB, the source of truth for both tracks (DESIGN 5).
+#ifndef SPEAKERMEM_STORAGE_STORE_H_
+#define SPEAKERMEM_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/types.h"
+
+namespace speakermem::storage {
+
+// Column families. The numeric order is the on-disk order of creation:
+// never reorder, only append. kColumnFamilyNames holds their names.
+enum class ColumnFamily : int {
+  kDefault = 0,      // store-wide keys (format version)
+  kEpisodic = 1,     // System 1 messages: <chan> seq
+  kCore = 2,         // derived layer per_speaker_core
+  kProfile = 3,      // derived layer per_speaker_profile
+  kInteraction = 4,  // derived layer group_interaction
+  kInsight = 5,      // derived layer group_insight
+  kMeta = 6,         // channel info, roster, counters, Writer cursors
+  kIndex = 7,        // secondary keys: by message id, speaker, session/turn
+  kVectors = 8,      // embeddings of messages and records
+};
+inline constexpr int kNumColumnFamilies = 9;
+extern const char* const kColumnFamilyNames[kNumColumnFamilies];
+
+// The on-disk format this build writes. A store with a newer version is
+// refused; an older one is upgraded when a later version defines how.
+inline constexpr int kFormatVersion = 1;
+
+struct StoreOptions {
+  // Directory of the database; created when missing.
+  std::string path;
+  // fsync the WAL on every write batch before acknowledging it. With false an
+  // acknowledged batch survives a process crash (the WAL is written before
+  // the acknowledgement) but not a power loss or kernel crash.
+  // Default: false.
+  bool sync = false;
+  // Shared block cache for reads. Default: 64 MiB.
+  size_t block_cache_bytes = 64u << 20;
+  // Background compaction and flush threads. Default: 2.
+  int background_threads = 2;
+};
+
+// Thread-safe: all methods may be called concurrently. Appends to one channel
+// are serialized internally; different channels append in parallel.
+class Store {
+ public:
+  // Opens (creating if missing) the database at options.path.
+  // FAILED_PRECONDITION when the store has a newer format version;
+  // UNAVAILABLE when RocksDB cannot open it (for example, locked by another
+  // process).
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const StoreOptions& options);
+
+  virtual ~Store() = default;
+
+  // Appends messages to a channel in one atomic, durable write: each
+  // message, its secondary keys, the roster and channel counters. Messages
+  // whose message_id is already stored (or repeated earlier in `messages`)
+  // are reported as duplicates and not written. Fills seq, and message_id
+  // when empty, in `messages` for the stored ones.
+  // REQUIRES: messages were validated (ValidateMessages).
+  virtual absl::StatusOr<AppendResult> AppendMessages(
+      const ChannelRef& channel, std::vector<Message>* messages) = 0;
+
+  // A page of messages in seq order. NOT_FOUND when the channel does not
+  // exist.
+  virtual absl::StatusOr<MessagePage> ScanMessages(const ChannelRef& channel,
+                                                   const MessageQuery& query) = 0;
+
+  // Messages by sequence number, in the order asked; missing ones are
+  // skipped.
+  virtual absl::StatusOr<std::vector<Message>> GetMessagesBySeq(
+      const ChannelRef& channel, const std::vector<uint64_t>& seqs) = 0;
+
+  // Seq of the message with client id `message_id`; NOT_FOUND when absent.
+  virtual absl::StatusOr<uint64_t> FindMessageId(const ChannelRef& channel,
+                                                 const std::string& message_id) = 0;
+
+  // The channel's roster ordered by speaker id. NOT_FOUND for an unknown
+  // channel.
+  virtual absl::StatusOr<std::vector<RosterEntry>> GetRoster(
+      const ChannelRef& channel) = 0;
+
+  // Resolves a speaker id or display-name alias to the roster's speaker id.
+  // NOT_FOUND when neither matches.
+  virtual absl::StatusOr<std::string> ResolveSpeaker(const ChannelRef& channel,
+                                                     const std::string& name) = 0;
+
+  virtual absl::StatusOr<ChannelInfo> GetChannelInfo(const ChannelRef& channel) = 0;
+
+  // Channels of `tenant` in name order, strictly after `after`, at most
+  // `limit`.
+  virtual absl::StatusOr<std::vector<ChannelInfo>> ListChannels(
+      const std::string& tenant, const std::string& after, uint32_t limit) = 0;
+
+  // Calls `fn` for every stored message of every channel of every tenant,
+  // each channel's messages in seq order. Stops and returns the first non-OK
+  // status `fn` returns. Used to rebuild in-memory indexes at start.
+  virtual absl::Status ForEachMessage(
+      const std::function<absl::Status(const ChannelRef&, const Message&)>& fn) = 0;
+
+  // Approximate bytes on disk plus in memtables.
+  virtual uint64_t ApproximateSizeBytes() = 0;
+
+  // Flushes memtables; used by tests and before shutdown.
+  virtual absl::Status Flush() = 0;
+};
+
+}  // namespace speakermem::storage
+
+#endif  // SPEAKERMEM_STORAGE_STORE_H_
