@@ -16,6 +16,33 @@ namespace {
 constexpr char kChannelHeader[] = "x-speakermem-channel";
 constexpr char kApiKeyHeader[] = "x-api-key";
 
+// gRPC header values must be printable ASCII; channel names are UTF-8. The
+// routing header carries the channel percent-encoded (bytes outside
+// 0x21..0x7E and '%' become %XX), which is stable, so a proxy hashing it
+// places a channel consistently.
+std::string EncodeHeaderValue(const std::string& s) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c < 0x21 || c > 0x7E || c == '%') {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+bool IsPrintableAscii(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c > 0x7E) return false;
+  }
+  return true;
+}
+
 absl::Status FromGrpc(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
@@ -65,20 +92,27 @@ class GrpcClient final : public Client {
     return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
   }
 
-  void Prepare(grpc::ClientContext* ctx, const std::string& channel, bool deadline) const {
-    if (!channel.empty()) ctx->AddMetadata(kChannelHeader, channel);
-    if (!options_.api_key.empty()) ctx->AddMetadata(kApiKeyHeader, options_.api_key);
+  absl::Status Prepare(grpc::ClientContext* ctx, const std::string& channel,
+                       bool deadline) const {
+    if (!channel.empty()) ctx->AddMetadata(kChannelHeader, EncodeHeaderValue(channel));
+    if (!options_.api_key.empty()) {
+      if (!IsPrintableAscii(options_.api_key)) {
+        return absl::InvalidArgumentError("api key: must be printable ASCII");
+      }
+      ctx->AddMetadata(kApiKeyHeader, options_.api_key);
+    }
     if (deadline) {
       ctx->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::milliseconds(options_.timeout_ms));
     }
+    return absl::OkStatus();
   }
 
   template <typename Req, typename Resp, typename Method>
   absl::StatusOr<Resp> Call(const std::string& channel, const Req& req, Method method,
                             Resp resp) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, channel, true);
+    if (absl::Status p = Prepare(&ctx, channel, true); !p.ok()) return p;
     grpc::Status s = (stub_.get()->*method)(&ctx, req, &resp);
     if (!s.ok()) return FromGrpc(s);
     return resp;
@@ -95,7 +129,7 @@ absl::Status GrpcClient::IngestStream(const std::string& channel,
                                       const std::function<void(const v1::IngestAck&)>& on_ack,
                                       size_t* rejected) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, channel, false);
+  if (absl::Status p = Prepare(&ctx, channel, false); !p.ok()) return p;
   auto stream = stub_->IngestStream(&ctx);
   const size_t chunk_size = std::max<size_t>(1, options.chunk_size);
   const size_t window = std::max<size_t>(1, options.window);

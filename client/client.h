@@ -1,5 +1,6 @@
 // C++ client of speakermem.v1.SpeakerMem. Every per-channel call carries the
-// channel as metadata `x-speakermem-channel` (for routing proxies) and the API
+// channel as metadata `x-speakermem-channel` (for routing proxies;
+// percent-encoded: bytes outside 0x21..0x7E and '%' become %XX) and the API
 // key, when set, as `x-api-key`. gRPC statuses become absl::Status here.
 #ifndef SPEAKERMEM_CLIENT_CLIENT_H_
 #define SPEAKERMEM_CLIENT_CLIENT_H_

@@ -12,7 +12,7 @@ std::string CodeName(grpc::StatusCode code) {
   return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
 }
 
-storage::Message FromProto(const v1::DialogueMessage& m) {
+storage::Message FromWire(const wire::Message& m) {
   storage::Message out;
   out.message_id = m.message_id();
   out.speaker = m.speaker();
@@ -22,7 +22,8 @@ storage::Message FromProto(const v1::DialogueMessage& m) {
   out.session = m.session();
   out.turn = m.turn();
   out.reply_to = m.reply_to();
-  out.metadata.insert(m.metadata().begin(), m.metadata().end());
+  // Last entry wins for a repeated key, as for a protobuf map.
+  for (const auto& e : m.metadata()) out.metadata[e.key()] = e.value();
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
+#include "server/ingest_wire.pb.h"
 #include "speakermem/v1/speakermem.pb.h"
 #include "storage/types.h"
 
@@ -18,7 +19,7 @@ grpc::Status ToGrpc(const absl::Status& status);
 // Name of a canonical code, e.g. "INVALID_ARGUMENT", for metric labels.
 std::string CodeName(grpc::StatusCode code);
 
-storage::Message FromProto(const v1::DialogueMessage& m);
+storage::Message FromWire(const wire::Message& m);
 void ToProto(const storage::Message& m, const std::string& channel,
              v1::DialogueMessage* out);
 void ToProto(const storage::RosterEntry& e, v1::RosterEntry* out);

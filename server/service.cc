@@ -8,6 +8,9 @@
 #include "engine/memory.h"
 #include "server/convert.h"
 #include "server/metrics.h"
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include "server/ingest_wire.pb.h"
 #include "speakermem/v1/speakermem.grpc.pb.h"
 #include "storage/validation.h"
 
@@ -83,23 +86,45 @@ std::string TenantOf(CallbackServerContext* ctx) {
   return storage::kDefaultTenant;
 }
 
-class Service final : public v1::SpeakerMem::CallbackService {
+// Ingest and IngestStream are raw methods: their requests are parsed with the
+// bytes-typed mirror in ingest_wire.proto so invalid UTF-8 reaches validation.
+using S = v1::SpeakerMem;
+using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_IngestStream<
+    S::WithCallbackMethod_GetMessages<S::WithCallbackMethod_GetRoster<
+        S::WithCallbackMethod_ListChannels<S::WithCallbackMethod_Query<S::Service>>>>>>;
+
+bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
+  grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
+  grpc::ProtoBufferReader reader(&copy);
+  return out->ParseFromZeroCopyStream(&reader);
+}
+
+bool SerializeRaw(const google::protobuf::Message& msg, grpc::ByteBuffer* out) {
+  bool own = false;
+  return grpc::SerializationTraits<google::protobuf::Message>::Serialize(msg, out, &own).ok();
+}
+
+class Service final : public ServiceBase {
  public:
   Service(engine::Memory* memory, ServerMetrics* metrics, const std::atomic<bool>* ready)
       : memory_(memory), metrics_(metrics), ready_(ready) {}
 
-  ServerUnaryReactor* Ingest(CallbackServerContext* ctx, const v1::IngestRequest* req,
-                             v1::IngestResponse* resp) override {
-    return Unary("Ingest", ctx, req->channel(), [&]() -> absl::Status {
-      absl::StatusOr<storage::AppendResult> r = IngestBatch(ctx, req->channel(),
-                                                            req->messages());
+  ServerUnaryReactor* Ingest(CallbackServerContext* ctx, const grpc::ByteBuffer* raw,
+                             grpc::ByteBuffer* raw_resp) override {
+    wire::IngestRequest req;
+    const bool parsed = ParseRaw(*raw, &req);
+    return Unary("Ingest", ctx, req.channel(), [&]() -> absl::Status {
+      if (!parsed) return absl::InvalidArgumentError("request: not a valid IngestRequest");
+      absl::StatusOr<storage::AppendResult> r = IngestBatch(ctx, req.channel(), req.messages());
       if (!r.ok()) return r.status();
-      ToProto(*r, req->channel(), resp);
+      v1::IngestResponse resp;
+      ToProto(*r, req.channel(), &resp);
+      if (!SerializeRaw(resp, raw_resp)) return absl::InternalError("cannot encode response");
       return absl::OkStatus();
     });
   }
 
-  grpc::ServerBidiReactor<v1::IngestChunk, v1::IngestAck>* IngestStream(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestStream(
       CallbackServerContext* ctx) override;
 
   ServerUnaryReactor* GetMessages(CallbackServerContext* ctx,
@@ -170,13 +195,13 @@ class Service final : public v1::SpeakerMem::CallbackService {
   // Shared by Ingest and IngestStream: convert, validate, append, count.
   absl::StatusOr<storage::AppendResult> IngestBatch(
       CallbackServerContext* ctx, const std::string& channel,
-      const google::protobuf::RepeatedPtrField<v1::DialogueMessage>& in) {
+      const google::protobuf::RepeatedPtrField<wire::Message>& in) {
     std::vector<storage::Message> msgs;
     std::vector<absl::string_view> chans;
     msgs.reserve(in.size());
     chans.reserve(in.size());
     for (const auto& m : in) {
-      msgs.push_back(FromProto(m));
+      msgs.push_back(FromWire(m));
       chans.push_back(m.channel());
     }
     absl::StatusOr<storage::AppendResult> r =
@@ -220,7 +245,7 @@ class Service final : public v1::SpeakerMem::CallbackService {
 
 // One acknowledgement per chunk: read, write atomically, ack, read again.
 class IngestStreamReactor final
-    : public grpc::ServerBidiReactor<v1::IngestChunk, v1::IngestAck> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   IngestStreamReactor(Service* service, CallbackServerContext* ctx)
       : service_(service), ctx_(ctx), scope_("IngestStream", ctx, service->metrics()) {
@@ -229,12 +254,18 @@ class IngestStreamReactor final
       Finish(scope_.Done(ready));
       return;
     }
-    StartRead(&chunk_);
+    StartRead(&in_);
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client half-closed (or the call broke)
       Finish(scope_.Done(absl::OkStatus()));
+      return;
+    }
+    chunk_.Clear();
+    if (!ParseRaw(in_, &chunk_)) {
+      Finish(scope_.Done(absl::InvalidArgumentError(
+          absl::StrCat("chunk ", chunk_index_, ": not a valid IngestChunk"))));
       return;
     }
     if (!chunk_.channel().empty()) {
@@ -263,7 +294,12 @@ class IngestStreamReactor final
           absl::StrCat("chunk ", chunk_index_, ": ", r.status().message()));
     }
     ++chunk_index_;
-    StartWrite(&ack_);
+    out_.Clear();
+    if (!SerializeRaw(ack_, &out_)) {
+      Finish(scope_.Done(absl::InternalError("cannot encode acknowledgement")));
+      return;
+    }
+    StartWrite(&out_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -271,7 +307,7 @@ class IngestStreamReactor final
       Finish(scope_.Done(absl::CancelledError("client went away before the ack")));
       return;
     }
-    StartRead(&chunk_);
+    StartRead(&in_);
   }
 
   void OnDone() override { delete this; }
@@ -282,11 +318,13 @@ class IngestStreamReactor final
   RpcScope scope_;
   std::string channel_;
   uint64_t chunk_index_ = 0;
-  v1::IngestChunk chunk_;
+  grpc::ByteBuffer in_;
+  grpc::ByteBuffer out_;
+  wire::IngestChunk chunk_;
   v1::IngestAck ack_;
 };
 
-grpc::ServerBidiReactor<v1::IngestChunk, v1::IngestAck>* Service::IngestStream(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStream(
     CallbackServerContext* ctx) {
   return new IngestStreamReactor(this, ctx);
 }

@@ -1,0 +1,70 @@
+// An in-process speakermemd on an ephemeral loopback port with a temporary
+// data dir, plus a real client connected to it.
+#ifndef SPEAKERMEM_TESTS_INTEGRATION_TEST_SERVER_H_
+#define SPEAKERMEM_TESTS_INTEGRATION_TEST_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/client.h"
+#include "server/server.h"
+#include "tests/test_util.h"
+
+namespace speakermem::testing {
+
+class TestServer {
+ public:
+  using Configure = std::function<void(server::ServerConfig*)>;
+  explicit TestServer(Configure configure = nullptr, bool metrics = false)
+      : configure_(std::move(configure)), metrics_(metrics) {
+    Start();
+  }
+
+  void Start() {
+    server::ServerConfig config;
+    config.listen = "127.0.0.1:0";
+    config.metrics_listen = metrics_ ? "127.0.0.1:0" : "";
+    config.memory.store.path = dir_.Sub("data");
+    config.shutdown_grace_ms = 1000;
+    if (configure_) configure_(&config);
+    auto s = server::Server::Start(config);
+    REQUIRE_OK(s);
+    server_ = std::move(*s);
+    REQUIRE(server_->WaitUntilReady(std::chrono::seconds(30)));
+    client::ClientOptions opts;
+    opts.addr = absl::StrCat("127.0.0.1:", server_->port());
+    client_ = client::Client::Connect(opts);
+  }
+
+  void Stop() {
+    client_.reset();
+    if (server_) server_->Shutdown(std::chrono::milliseconds(1000));
+    server_.reset();
+  }
+
+  void Restart() {
+    Stop();
+    Start();
+  }
+
+  ~TestServer() { Stop(); }
+
+  client::Client* client() { return client_.get(); }
+  server::Server* server() { return server_.get(); }
+  std::string addr() const { return absl::StrCat("127.0.0.1:", server_->port()); }
+
+  std::string data_dir() const { return dir_.Sub("data"); }
+
+ private:
+  const Configure configure_;
+  const bool metrics_;
+  TempDir dir_;
+  std::unique_ptr<server::Server> server_;
+  std::unique_ptr<client::Client> client_;
+};
+
+}  // namespace speakermem::testing
+
+#endif  // SPEAKERMEM_TESTS_INTEGRATION_TEST_SERVER_H_

@@ -1,0 +1,39 @@
+#include <catch2/catch.hpp>
+
+#include "retrieval/tokenizer.h"
+
+namespace speakermem::retrieval {
+namespace {
+
+using V = std::vector<std::string>;
+
+TEST_CASE("Tokenize splits on non-alphanumerics and lowercases", "[tokenizer]") {
+  CHECK(Tokenize("Hello, WORLD! it's 2023...") == V{"hello", "world", "it", "s", "2023"});
+  CHECK(Tokenize("") == V{});
+  CHECK(Tokenize("  --  ") == V{});
+}
+
+TEST_CASE("Tokenize applies Unicode case folding", "[tokenizer]") {
+  CHECK(Tokenize("Straße") == V{"strasse"});
+  CHECK(Tokenize("STRASSE") == V{"strasse"});
+  CHECK(Tokenize("ÉCOLE école") == V{"école", "école"});
+  CHECK(Tokenize("ΟΔΥΣΣΕΥΣ") == Tokenize("οδυσσευς"));
+}
+
+TEST_CASE("Tokenize makes each CJK character a token", "[tokenizer]") {
+  CHECK(Tokenize("我喜欢Tea") == V{"我", "喜", "欢", "tea"});
+  CHECK(Tokenize("東京タワー") == V{"東", "京", "タ", "ワ", "ー"});
+  CHECK(Tokenize("한국어") == V{"한", "국", "어"});
+}
+
+TEST_CASE("Tokenize keeps combining marks inside words and drops emoji", "[tokenizer]") {
+  CHECK(Tokenize("cafe\xCC\x81 ok") == V{"cafe\xCC\x81", "ok"});
+  CHECK(Tokenize("nice 😁 booths") == V{"nice", "booths"});
+}
+
+TEST_CASE("Tokenize treats invalid UTF-8 as a separator", "[tokenizer]") {
+  CHECK(Tokenize("ab\xFF" "cd") == V{"ab", "cd"});
+}
+
+}  // namespace
+}  // namespace speakermem::retrieval
