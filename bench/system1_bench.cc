@@ -1,0 +1,234 @@
+// System 1 benchmark: ingest throughput over loopback gRPC (streaming chunks
+// of 25 and 500 messages, WAL on), against the limit measured in the same run
+// (raw RocksDB write batches of the same messages, no gRPC), and BM25 query
+// latency on a channel of 100,000 messages.
+//
+//   build/bench/system1_bench [--messages N] [--queries Q] [--json FILE]
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "client/client.h"
+#include "common/log.h"
+#include "retrieval/bm25_index.h"
+#include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace speakermem::bench {
+namespace {
+
+struct Options {
+  size_t messages = 100000;
+  size_t queries = 2000;
+  std::string json;
+};
+
+std::vector<v1::DialogueMessage> MakeMessages(Corpus* corpus, size_t n, const std::string& tag) {
+  static const char* kSpeakers[] = {"Alice", "Bob", "Chen", "Dana", "Eli", "Fatima"};
+  std::vector<v1::DialogueMessage> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    v1::DialogueMessage m;
+    m.set_message_id(absl::StrCat(tag, "-", i));
+    m.set_speaker(kSpeakers[corpus->rng()() % 6]);
+    m.set_text(corpus->Sentence(6, 30));
+    m.set_timestamp_ms(1700000000000 + static_cast<int64_t>(i) * 1000);
+    m.set_session(absl::StrCat("s", i / 500));
+    m.set_turn(static_cast<int32_t>(i % 500));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::string TempPath(const std::string& name) {
+  std::string base = std::filesystem::temp_directory_path() / ("speakermem-bench-" + name + "-XXXXXX");
+  char* made = mkdtemp(base.data());
+  if (made == nullptr) {
+    std::perror("mkdtemp");
+    std::exit(1);
+  }
+  return made;
+}
+
+// Raw RocksDB: one Put per message (key = channel prefix + seq, value = the
+// serialized message) in write batches of `batch`, WAL on, no fsync.
+double RawRocksRate(const std::vector<v1::DialogueMessage>& msgs, size_t batch) {
+  std::string dir = TempPath("raw");
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.IncreaseParallelism(2);
+  rocksdb::DB* raw = nullptr;
+  if (!rocksdb::DB::Open(o, dir, &raw).ok()) std::exit(1);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  auto start = std::chrono::steady_clock::now();
+  std::string value;
+  for (size_t i = 0; i < msgs.size(); i += batch) {
+    rocksdb::WriteBatch wb;
+    for (size_t j = i; j < std::min(msgs.size(), i + batch); ++j) {
+      std::string key = "default";
+      key.push_back('\0');
+      key += "raw";
+      key.push_back('\0');
+      for (int s = 56; s >= 0; s -= 8) key.push_back(static_cast<char>((j + 1) >> s));
+      msgs[j].SerializeToString(&value);
+      wb.Put(key, value);
+    }
+    if (!db->Write(rocksdb::WriteOptions(), &wb).ok()) std::exit(1);
+  }
+  double rate = static_cast<double>(msgs.size()) / SecondsSince(start);
+  db.reset();
+  std::filesystem::remove_all(dir);
+  return rate;
+}
+
+// The store without gRPC: validation skipped, secondary keys, roster and
+// counters included.
+double StoreRate(const std::vector<v1::DialogueMessage>& msgs, size_t batch) {
+  std::string dir = TempPath("store");
+  storage::StoreOptions so;
+  so.path = dir;
+  auto store = storage::Store::Open(so);
+  if (!store.ok()) std::exit(1);
+  auto start = std::chrono::steady_clock::now();
+  storage::ChannelRef ch{"default", "store"};
+  for (size_t i = 0; i < msgs.size(); i += batch) {
+    std::vector<storage::Message> b;
+    for (size_t j = i; j < std::min(msgs.size(), i + batch); ++j) {
+      storage::Message m;
+      m.message_id = msgs[j].message_id();
+      m.speaker = msgs[j].speaker();
+      m.text = msgs[j].text();
+      m.timestamp_ms = msgs[j].timestamp_ms();
+      m.session = msgs[j].session();
+      m.turn = msgs[j].turn();
+      b.push_back(std::move(m));
+    }
+    if (!(*store)->AppendMessages(ch, &b).ok()) std::exit(1);
+  }
+  double rate = static_cast<double>(msgs.size()) / SecondsSince(start);
+  store->reset();
+  std::filesystem::remove_all(dir);
+  return rate;
+}
+
+double GrpcStreamRate(client::Client* c, const std::string& channel,
+                      const std::vector<v1::DialogueMessage>& msgs, size_t chunk) {
+  client::StreamOptions so;
+  so.chunk_size = chunk;
+  so.window = 16;
+  size_t rejected = 0;
+  auto start = std::chrono::steady_clock::now();
+  absl::Status s = c->IngestStream(channel, msgs, so, nullptr, &rejected);
+  double secs = SecondsSince(start);
+  if (!s.ok() || rejected != 0) {
+    std::fprintf(stderr, "ingest failed: %s (%zu rejected)\n", s.ToString().c_str(), rejected);
+    std::exit(1);
+  }
+  return static_cast<double>(msgs.size()) / secs;
+}
+
+int Run(const Options& opt) {
+  SetLogLevel(LogLevel::kWarn);
+  Corpus corpus(42);
+  std::printf("SpeakerMem System 1 benchmark (%u hardware threads)\n",
+              std::thread::hardware_concurrency());
+  std::printf("corpus: %zu synthetic messages, 6-30 Zipf words, 6 speakers\n\n", opt.messages);
+
+  std::string dir = TempPath("server");
+  server::ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.metrics_listen = "";
+  config.memory.store.path = dir + "/data";
+  auto srv = server::Server::Start(config);
+  if (!srv.ok() || !(*srv)->WaitUntilReady(std::chrono::seconds(30))) return 1;
+  client::ClientOptions co;
+  co.addr = absl::StrCat("127.0.0.1:", (*srv)->port());
+  auto client = client::Client::Connect(co);
+
+  std::string json = "{\"ingest\":[";
+  std::printf("%-8s %16s %16s %16s %10s %10s\n", "chunk", "grpc msg/s", "store msg/s",
+              "raw rocks msg/s", "grpc/raw", "store/raw");
+  for (size_t chunk : {25, 500}) {
+    auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("c", chunk));
+    double grpc = GrpcStreamRate(client.get(), absl::StrCat("ingest-", chunk), msgs, chunk);
+    double store = StoreRate(msgs, chunk);
+    double raw = RawRocksRate(msgs, chunk);
+    std::printf("%-8zu %16.0f %16.0f %16.0f %10.2f %10.2f\n", chunk, grpc, store, raw,
+                grpc / raw, store / raw);
+    absl::StrAppend(&json, chunk == 25 ? "" : ",", "{\"chunk\":", chunk,
+                    ",\"grpc_msgs_per_s\":", static_cast<int64_t>(grpc),
+                    ",\"store_msgs_per_s\":", static_cast<int64_t>(store),
+                    ",\"raw_rocksdb_msgs_per_s\":", static_cast<int64_t>(raw),
+                    ",\"grpc_over_raw\":", grpc / raw, "}");
+  }
+  json += "],";
+
+  // BM25 on a 100,000-message channel: the index alone and the Query RPC.
+  const std::string qchan = "query-100k";
+  auto msgs = MakeMessages(&corpus, 100000, "q");
+  GrpcStreamRate(client.get(), qchan, msgs, 500);
+  std::vector<std::string> questions;
+  for (size_t i = 0; i < opt.queries; ++i) {
+    // A question made of words from a random message plus common words.
+    const std::string& text = msgs[corpus.rng()() % msgs.size()].text();
+    std::string q = text.substr(0, std::min<size_t>(text.size(), 40));
+    questions.push_back(q + " " + corpus.Word() + " " + corpus.Word());
+  }
+  retrieval::LexicalIndex index;
+  storage::ChannelRef ch{"default", qchan};
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    index.Add(ch, i + 1, msgs[i].timestamp_ms(), msgs[i].text());
+  }
+  std::vector<double> index_ms, rpc_ms;
+  for (const auto& q : questions) {
+    auto t = std::chrono::steady_clock::now();
+    auto hits = index.Search(ch, q, 10);
+    index_ms.push_back(SecondsSince(t) * 1000);
+    if (hits.empty()) return 1;
+  }
+  for (const auto& q : questions) {
+    v1::QueryRequest req;
+    req.set_channel(qchan);
+    req.set_question(q);
+    auto t = std::chrono::steady_clock::now();
+    auto r = client->Query(req);
+    rpc_ms.push_back(SecondsSince(t) * 1000);
+    if (!r.ok() || r->evidence_size() == 0) return 1;
+  }
+  Latency li = Summarize(index_ms), lr = Summarize(rpc_ms);
+  std::printf("\nBM25 top-10 on a 100,000-message channel, %zu queries\n", questions.size());
+  std::printf("%-28s %10s %10s %10s\n", "", "p50 ms", "p99 ms", "max ms");
+  std::printf("%-28s %10.3f %10.3f %10.3f\n", "index search (in process)", li.p50_ms, li.p99_ms,
+              li.max_ms);
+  std::printf("%-28s %10.3f %10.3f %10.3f\n", "Query RPC over loopback", lr.p50_ms, lr.p99_ms,
+              lr.max_ms);
+  absl::StrAppend(&json, "\"bm25_100k\":{\"queries\":", questions.size(),
+                  ",\"index_p50_ms\":", li.p50_ms, ",\"index_p99_ms\":", li.p99_ms,
+                  ",\"rpc_p50_ms\":", lr.p50_ms, ",\"rpc_p99_ms\":", lr.p99_ms, "}}");
+  if (!opt.json.empty()) std::ofstream(opt.json) << json << "\n";
+
+  client.reset();
+  (*srv)->Shutdown(std::chrono::milliseconds(1000));
+  srv->reset();
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+}  // namespace speakermem::bench
+
+int main(int argc, char** argv) {
+  speakermem::bench::Options opt;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--messages")) opt.messages = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--queries")) opt.queries = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--json")) opt.json = argv[i + 1];
+  }
+  return speakermem::bench::Run(opt);
+}
