@@ -12,11 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
-#include "tests/test_util.h"
+#include "tests/integration/test_server.h"
 
 namespace speakermem {
 namespace {
 
+using speakermem::testing::AllMessages;
 using speakermem::testing::TempDir;
 
 // A speakermemd child process on ephemeral ports.
@@ -89,20 +90,6 @@ v1::IngestRequest Batch(int b, int n) {
   return req;
 }
 
-std::vector<v1::DialogueMessage> ReadAll(client::Client* c) {
-  std::vector<v1::DialogueMessage> out;
-  v1::GetMessagesRequest req;
-  req.set_channel("durable");
-  req.set_page_size(1000);
-  do {
-    auto page = c->GetMessages(req);
-    REQUIRE_OK(page);
-    for (const auto& m : page->messages()) out.push_back(m);
-    req.set_page_token(page->next_page_token());
-  } while (!req.page_token().empty());
-  return out;
-}
-
 TEST_CASE("kill -9 right after acknowledged ingest loses nothing", "[crash]") {
   TempDir dir;
   Daemon d(dir.path());
@@ -118,7 +105,7 @@ TEST_CASE("kill -9 right after acknowledged ingest loses nothing", "[crash]") {
   CHECK(WIFSIGNALED(status));
 
   d.Start();
-  auto msgs = ReadAll(d.client());
+  auto msgs = AllMessages(d.client(), "durable");
   REQUIRE(msgs.size() == kBatches * kPer);
   std::set<std::string> ids;
   for (size_t i = 0; i < msgs.size(); ++i) {
@@ -150,7 +137,7 @@ TEST_CASE("SIGTERM shuts down gracefully with exit code 0", "[crash]") {
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   d.Start();
-  CHECK(ReadAll(d.client()).size() == 10);
+  CHECK(AllMessages(d.client(), "durable").size() == 10);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 namespace speakermem {
 namespace {
 
+using speakermem::testing::AllMessages;
 using speakermem::testing::TestServer;
 
 v1::DialogueMessage Msg(const std::string& id, const std::string& speaker,
@@ -51,20 +52,6 @@ uint64_t CountMessages(client::Client* c, const std::string& channel) {
   uint64_t n = 0;
   for (const auto& e : roster->speakers()) n += e.message_count();
   return n;
-}
-
-std::vector<v1::DialogueMessage> AllMessages(client::Client* c, const std::string& channel) {
-  std::vector<v1::DialogueMessage> out;
-  v1::GetMessagesRequest req;
-  req.set_channel(channel);
-  req.set_page_size(1000);
-  do {
-    auto page = c->GetMessages(req);
-    REQUIRE_OK(page);
-    for (const auto& m : page->messages()) out.push_back(m);
-    req.set_page_token(page->next_page_token());
-  } while (!req.page_token().empty());
-  return out;
 }
 
 TEST_CASE("ingest, read back, roster and channel list", "[server]") {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
@@ -64,6 +65,22 @@ class TestServer {
   std::unique_ptr<server::Server> server_;
   std::unique_ptr<client::Client> client_;
 };
+
+// Every message of `channel`, paging through GetMessages.
+inline std::vector<v1::DialogueMessage> AllMessages(client::Client* c,
+                                                    const std::string& channel) {
+  std::vector<v1::DialogueMessage> out;
+  v1::GetMessagesRequest req;
+  req.set_channel(channel);
+  req.set_page_size(1000);
+  do {
+    auto page = c->GetMessages(req);
+    REQUIRE_OK(page);
+    for (const auto& m : page->messages()) out.push_back(m);
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  return out;
+}
 
 }  // namespace speakermem::testing
 
