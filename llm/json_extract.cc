@@ -1,0 +1,100 @@
+#include "llm/json_extract.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace speakermem::llm {
+namespace {
+
+// End (exclusive) of the balanced JSON value starting at text[start] ('{' or
+// '['), honouring strings and escapes; npos when unbalanced.
+size_t BalancedEnd(absl::string_view text, size_t start) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return absl::string_view::npos;
+}
+
+bool Valid(const std::string& s) { return nlohmann::json::accept(s); }
+
+std::string Excerpt(absl::string_view text) {
+  std::string e(text.substr(0, 120));
+  return text.size() > 120 ? e + "..." : e;
+}
+
+}  // namespace
+
+std::string StripTrailingCommas(absl::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == ',') {
+      size_t j = i + 1;
+      while (j < json.size() && (json[j] == ' ' || json[j] == '\n' || json[j] == '\t' ||
+                                 json[j] == '\r')) {
+        ++j;
+      }
+      if (j < json.size() && (json[j] == '}' || json[j] == ']')) continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ExtractJson(absl::string_view text) {
+  // A fenced block wins when it holds valid JSON.
+  size_t fence = text.find("```");
+  while (fence != absl::string_view::npos) {
+    size_t body = text.find('\n', fence);
+    size_t close = body == absl::string_view::npos ? body : text.find("```", body);
+    if (close == absl::string_view::npos) break;
+    std::string inner = StripTrailingCommas(text.substr(body + 1, close - body - 1));
+    if (Valid(inner)) return nlohmann::json::parse(inner).dump();
+    fence = text.find("```", close + 3);
+  }
+  // Otherwise the first balanced object or array that parses.
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{' && text[i] != '[') continue;
+    size_t end = BalancedEnd(text, i);
+    if (end == absl::string_view::npos) continue;
+    std::string candidate = StripTrailingCommas(text.substr(i, end - i));
+    if (Valid(candidate)) return nlohmann::json::parse(candidate).dump();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("no JSON object or array in model output: \"", Excerpt(text), "\""));
+}
+
+}  // namespace speakermem::llm

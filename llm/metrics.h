@@ -1,0 +1,37 @@
+// Prometheus metrics of model calls, by stage. No tenant or channel labels.
+#ifndef SPEAKERMEM_LLM_METRICS_H_
+#define SPEAKERMEM_LLM_METRICS_H_
+
+#include <string>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace speakermem::llm {
+
+// Safe for concurrent use.
+class LlmMetrics {
+ public:
+  explicit LlmMetrics(prometheus::Registry* registry);
+
+  // outcome: "ok" or a lower-case canonical code ("deadline_exceeded").
+  void ObserveCall(const std::string& stage, const std::string& outcome, double seconds);
+  void AddTokens(const std::string& stage, uint64_t in, uint64_t out, bool estimated);
+  // reason: "timeout", "connect", "429", "5xx".
+  void CountRetry(const std::string& stage, const std::string& reason);
+  // A stage fell back to its safe default after a model failure.
+  void CountFallback(const std::string& stage);
+
+ private:
+  prometheus::Family<prometheus::Counter>& calls_;
+  prometheus::Family<prometheus::Histogram>& latency_;
+  prometheus::Family<prometheus::Counter>& tokens_;
+  prometheus::Family<prometheus::Counter>& retries_;
+  prometheus::Family<prometheus::Counter>& fallbacks_;
+};
+
+}  // namespace speakermem::llm
+
+#endif  // SPEAKERMEM_LLM_METRICS_H_

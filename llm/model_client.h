@@ -1,0 +1,98 @@
+// The shared model client: chat completions and embeddings over an
+// OpenAI-compatible HTTP API, with retries, a per-endpoint concurrency limit,
+// deadlines and token accounting. It knows HTTP, JSON and tokens, not what
+// the stages mean. llm/ is the only code that includes curl.
+#ifndef SPEAKERMEM_LLM_MODEL_CLIENT_H_
+#define SPEAKERMEM_LLM_MODEL_CLIENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llm/config.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace speakermem::llm {
+
+class LlmMetrics;
+
+struct Usage {
+  uint64_t tokens_in = 0;
+  uint64_t tokens_out = 0;
+  // True when the endpoint sent no `usage` and the counts are estimates
+  // (about 4 characters per token).
+  bool estimated = false;
+
+  void Add(const Usage& o) {
+    tokens_in += o.tokens_in;
+    tokens_out += o.tokens_out;
+    estimated = estimated || o.estimated;
+  }
+};
+
+struct ChatRequest {
+  std::string stage;   // for metrics, errors and the X-SpeakerMem-Stage header
+  std::string system;  // system message
+  std::string user;    // user message
+  bool json = true;    // ask for JSON output when the endpoint supports it
+};
+
+struct ChatResponse {
+  std::string text;           // the model's message content, as sent
+  std::string finish_reason;  // "stop", "length", ...
+  bool truncated = false;     // finish_reason == "length"
+  Usage usage;
+  int attempts = 0;           // HTTP attempts made (1 = no retry)
+};
+
+struct EmbedResponse {
+  std::vector<std::vector<float>> vectors;  // one per input, in input order
+  Usage usage;
+  int attempts = 0;
+};
+
+// Safe for concurrent use.
+class ModelClient {
+ public:
+  virtual ~ModelClient() = default;
+
+  // One chat completion. Errors, each naming the stage: DEADLINE_EXCEEDED
+  // when the deadline passes (including retries and waits for a concurrency
+  // slot); RESOURCE_EXHAUSTED when 429s outlast the retries; UNAVAILABLE for
+  // connection failures and 5xx that outlast them; INVALID_ARGUMENT (400),
+  // UNAUTHENTICATED (401), PERMISSION_DENIED (403), NOT_FOUND (404) at once;
+  // INTERNAL for a reply that is not the API's JSON. A truncated reply is
+  // returned with truncated = true (ExtractJson callers must reject it).
+  virtual absl::StatusOr<ChatResponse> Chat(const ChatRequest& request) = 0;
+
+  // Embeddings of `inputs`, batched by the endpoint's embed_batch. Errors as
+  // Chat; INTERNAL also when the reply has the wrong number of vectors or
+  // vectors of differing dimension.
+  virtual absl::StatusOr<EmbedResponse> Embed(const std::string& stage,
+                                              const std::vector<std::string>& inputs) = 0;
+};
+
+// Reads an environment variable; injectable for tests.
+using EnvLookup = std::function<std::string(const std::string& name)>;
+std::string GetEnv(const std::string& name);
+
+// A client of the OpenAI-compatible endpoint `config` (provider "openai").
+// The API key is read once, from the variable named by config.api_key_env.
+// `metrics` may be null. FAILED_PRECONDITION when api_key_env names a
+// variable that is unset.
+absl::StatusOr<std::unique_ptr<ModelClient>> NewOpenAiClient(const EndpointConfig& config,
+                                                             LlmMetrics* metrics,
+                                                             const EnvLookup& env = GetEnv);
+
+// About 4 characters per token; at least 1 for non-empty text.
+uint64_t EstimateTokens(const std::string& text);
+
+}  // namespace speakermem::llm
+
+#endif  // SPEAKERMEM_LLM_MODEL_CLIENT_H_

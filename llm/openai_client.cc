@@ -1,0 +1,437 @@
+// The OpenAI-compatible client over libcurl. The only place curl codes and
+// HTTP statuses become absl::Status (Classify).
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "common/log.h"
+#include "llm/metrics.h"
+#include "llm/model_client.h"
+#include "nlohmann/json.hpp"
+
+namespace speakermem::llm {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct HttpResult {
+  CURLcode curl = CURLE_OK;
+  long status = 0;
+  std::string body;
+  int retry_after_ms = -1;  // from Retry-After, when present
+};
+
+size_t WriteBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+size_t ReadHeader(char* data, size_t size, size_t n, void* out) {
+  absl::string_view line(data, size * n);
+  constexpr absl::string_view kRetryAfter = "retry-after:";
+  if (line.size() > kRetryAfter.size() &&
+      absl::AsciiStrToLower(line.substr(0, kRetryAfter.size())) == kRetryAfter) {
+    double secs = 0;
+    if (absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(kRetryAfter.size())), &secs) &&
+        secs >= 0) {
+      static_cast<HttpResult*>(out)->retry_after_ms = static_cast<int>(secs * 1000);
+    }
+  }
+  return size * n;
+}
+
+// Counting semaphore with a deadline: the per-endpoint concurrency limit.
+class Semaphore {
+ public:
+  explicit Semaphore(int n) : free_(n) {}
+  bool Acquire(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_until(lock, deadline, [&] { return free_ > 0; })) return false;
+    --free_;
+    return true;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++free_;
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int free_;
+};
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::string Lower(absl::StatusCode code) {
+  return absl::AsciiStrToLower(absl::StatusCodeToString(code));
+}
+
+class OpenAiClient final : public ModelClient {
+ public:
+  OpenAiClient(const EndpointConfig& config, LlmMetrics* metrics, std::string api_key)
+      : config_(config),
+        metrics_(metrics),
+        api_key_(std::move(api_key)),
+        slots_(config.max_concurrency) {
+    GlobalInit();
+  }
+
+  ~OpenAiClient() override {
+    for (CURL* h : pool_) curl_easy_cleanup(h);
+  }
+
+  absl::StatusOr<ChatResponse> Chat(const ChatRequest& req) override;
+  absl::StatusOr<EmbedResponse> Embed(const std::string& stage,
+                                      const std::vector<std::string>& inputs) override;
+
+ private:
+  // POSTs `body` to base_url + path with retries until the deadline.
+  absl::StatusOr<HttpResult> Post(const std::string& stage, const std::string& path,
+                                  const std::string& body, Clock::time_point deadline,
+                                  int* attempts);
+  HttpResult Perform(const std::string& stage, const std::string& url, const std::string& body,
+                     Clock::time_point deadline);
+  absl::StatusOr<EmbedResponse> EmbedBatch(const std::string& stage,
+                                           const std::vector<std::string>& inputs,
+                                           Clock::time_point deadline);
+  CURL* TakeHandle();
+  void ReturnHandle(CURL* h);
+  std::string Redact(std::string text) const;
+  int Backoff(int retry) const;
+  void Finish(const std::string& stage, Clock::time_point start, const absl::Status& s,
+              const Usage* usage);
+
+  // Constant after construction.
+  const EndpointConfig config_;
+  LlmMetrics* const metrics_;
+  const std::string api_key_;
+
+  Semaphore slots_;
+  std::atomic<bool> json_mode_rejected_{false};
+  std::mutex pool_mu_;
+  std::vector<CURL*> pool_;  // guarded by pool_mu_; idle handles keep connections
+};
+
+CURL* OpenAiClient::TakeHandle() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      CURL* h = pool_.back();
+      pool_.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void OpenAiClient::ReturnHandle(CURL* h) {
+  curl_easy_reset(h);  // keeps the handle's connection cache
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  pool_.push_back(h);
+}
+
+std::string OpenAiClient::Redact(std::string text) const {
+  if (!api_key_.empty()) absl::StrReplaceAll({{api_key_, "[redacted]"}}, &text);
+  if (text.size() > 300) text = text.substr(0, 300) + "...";
+  return text;
+}
+
+int OpenAiClient::Backoff(int retry) const {
+  thread_local std::mt19937 rng(std::random_device{}());
+  double cap = std::min<double>(config_.backoff_max_ms,
+                                config_.backoff_initial_ms * std::pow(2.0, retry));
+  return static_cast<int>(std::uniform_real_distribution<double>(0, cap)(rng));
+}
+
+HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& url,
+                                 const std::string& body, Clock::time_point deadline) {
+  HttpResult r;
+  CURL* h = TakeHandle();
+  if (h == nullptr) {
+    r.curl = CURLE_FAILED_INIT;
+    return r;
+  }
+  long remaining = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+  struct curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Content-Type: application/json");
+  headers = curl_slist_append(headers, absl::StrCat("X-SpeakerMem-Stage: ", stage).c_str());
+  if (!api_key_.empty()) {
+    headers = curl_slist_append(headers, absl::StrCat("Authorization: Bearer ", api_key_).c_str());
+  }
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_POST, 1L);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, ReadHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, remaining));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::max(1L, std::min(remaining, 10000L)));
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  r.curl = curl_easy_perform(h);
+  if (r.curl == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+  curl_slist_free_all(headers);
+  ReturnHandle(h);
+  return r;
+}
+
+absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const std::string& path,
+                                              const std::string& body,
+                                              Clock::time_point deadline, int* attempts) {
+  const std::string url = config_.base_url + path;
+  const std::string where = absl::StrCat("stage ", stage, ": ", url);
+  for (int retry = 0;; ++retry) {
+    if (!slots_.Acquire(deadline)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(where, ": deadline passed waiting for a concurrency slot"));
+    }
+    if (Clock::now() >= deadline) {
+      slots_.Release();
+      return absl::DeadlineExceededError(absl::StrCat(where, ": deadline exceeded"));
+    }
+    ++*attempts;
+    HttpResult r = Perform(stage, url, body, deadline);
+    slots_.Release();
+
+    // Classify: success, final error, or retry with a reason.
+    std::string reason;
+    absl::Status final_error;
+    if (r.curl == CURLE_OK && r.status >= 200 && r.status < 300) return r;
+    if (r.curl == CURLE_OPERATION_TIMEDOUT) {
+      if (Clock::now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(where, ": deadline exceeded after ",
+                                                        *attempts, " attempts"));
+      }
+      reason = "timeout";
+    } else if (r.curl == CURLE_COULDNT_CONNECT || r.curl == CURLE_RECV_ERROR ||
+               r.curl == CURLE_SEND_ERROR || r.curl == CURLE_GOT_NOTHING ||
+               r.curl == CURLE_PARTIAL_FILE || r.curl == CURLE_COULDNT_RESOLVE_HOST) {
+      reason = "connect";
+      final_error = absl::UnavailableError(
+          absl::StrCat(where, ": ", curl_easy_strerror(r.curl), " after ", *attempts,
+                       " attempts"));
+    } else if (r.curl != CURLE_OK) {
+      return absl::UnavailableError(absl::StrCat(where, ": ", curl_easy_strerror(r.curl)));
+    } else if (r.status == 429) {
+      reason = "429";
+      final_error = absl::ResourceExhaustedError(absl::StrCat(
+          where, ": rate limited (429) after ", *attempts, " attempts: ", Redact(r.body)));
+    } else if (r.status >= 500) {
+      reason = "5xx";
+      final_error = absl::UnavailableError(absl::StrCat(where, ": HTTP ", r.status, " after ",
+                                                        *attempts, " attempts: ",
+                                                        Redact(r.body)));
+    } else {
+      std::string msg = absl::StrCat(where, ": HTTP ", r.status, ": ", Redact(r.body));
+      switch (r.status) {
+        case 400: return absl::InvalidArgumentError(msg);
+        case 401: return absl::UnauthenticatedError(msg);
+        case 403: return absl::PermissionDeniedError(msg);
+        case 404: return absl::NotFoundError(msg);
+        default: return absl::FailedPreconditionError(msg);
+      }
+    }
+    if (retry >= config_.max_retries) {
+      if (final_error.ok()) {
+        final_error = absl::DeadlineExceededError(absl::StrCat(where, ": timed out"));
+      }
+      return final_error;
+    }
+    int wait_ms = r.retry_after_ms >= 0 ? r.retry_after_ms : Backoff(retry);
+    if (Clock::now() + std::chrono::milliseconds(wait_ms) >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          where, ": deadline would pass before the next retry (", reason, ")"));
+    }
+    if (metrics_ != nullptr) metrics_->CountRetry(stage, reason);
+    LOG_DEBUG("model retry").Str("stage", stage).Str("reason", reason).Int("wait_ms", wait_ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  }
+}
+
+void OpenAiClient::Finish(const std::string& stage, Clock::time_point start,
+                          const absl::Status& s, const Usage* usage) {
+  if (metrics_ == nullptr) return;
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  metrics_->ObserveCall(stage, s.ok() ? "ok" : Lower(s.code()), secs);
+  if (usage != nullptr) {
+    metrics_->AddTokens(stage, usage->tokens_in, usage->tokens_out, usage->estimated);
+  }
+}
+
+absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(config_.timeout_ms);
+  json body = {{"model", config_.model},
+               {"messages",
+                {{{"role", "system"}, {"content", req.system}},
+                 {{"role", "user"}, {"content", req.user}}}},
+               {"temperature", config_.temperature},
+               {"max_tokens", config_.max_tokens}};
+  bool with_format = req.json && config_.json_mode && !json_mode_rejected_.load();
+  if (with_format) body["response_format"] = {{"type", "json_object"}};
+  ChatResponse out;
+  absl::StatusOr<HttpResult> r = Post(req.stage, "/chat/completions", body.dump(), deadline,
+                                      &out.attempts);
+  if (!r.ok() && with_format && absl::IsInvalidArgument(r.status()) &&
+      r.status().message().find("response_format") != absl::string_view::npos) {
+    // The endpoint does not support JSON mode: remember, and ask again
+    // without it (the prompt still asks for JSON).
+    json_mode_rejected_.store(true);
+    LOG_WARN("endpoint rejected response_format; continuing without it")
+        .Str("stage", req.stage)
+        .Str("base_url", config_.base_url);
+    body.erase("response_format");
+    r = Post(req.stage, "/chat/completions", body.dump(), deadline, &out.attempts);
+  }
+  if (!r.ok()) {
+    Finish(req.stage, start, r.status(), nullptr);
+    return r.status();
+  }
+  json reply = json::parse(r->body, nullptr, false);
+  absl::Status bad = absl::InternalError(absl::StrCat(
+      "stage ", req.stage, ": reply is not a chat completion: ", Redact(r->body)));
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("choices") ||
+      !reply["choices"].is_array() || reply["choices"].empty()) {
+    Finish(req.stage, start, bad, nullptr);
+    return bad;
+  }
+  const json& choice = reply["choices"][0];
+  if (choice.contains("message") && choice["message"].is_object() &&
+      choice["message"].contains("content") && choice["message"]["content"].is_string()) {
+    out.text = choice["message"]["content"].get<std::string>();
+  } else {
+    Finish(req.stage, start, bad, nullptr);
+    return bad;
+  }
+  if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {
+    out.finish_reason = choice["finish_reason"].get<std::string>();
+  }
+  out.truncated = out.finish_reason == "length";
+  if (reply.contains("usage") && reply["usage"].is_object() &&
+      reply["usage"].value("prompt_tokens", -1) >= 0) {
+    out.usage.tokens_in = reply["usage"].value("prompt_tokens", 0);
+    out.usage.tokens_out = reply["usage"].value("completion_tokens", 0);
+  } else {
+    out.usage.tokens_in = EstimateTokens(req.system) + EstimateTokens(req.user);
+    out.usage.tokens_out = EstimateTokens(out.text);
+    out.usage.estimated = true;
+  }
+  Finish(req.stage, start, absl::OkStatus(), &out.usage);
+  return out;
+}
+
+absl::StatusOr<EmbedResponse> OpenAiClient::EmbedBatch(const std::string& stage,
+                                                       const std::vector<std::string>& inputs,
+                                                       Clock::time_point deadline) {
+  json body = {{"model", config_.model}, {"input", inputs}};
+  EmbedResponse out;
+  absl::StatusOr<HttpResult> r = Post(stage, "/embeddings", body.dump(), deadline, &out.attempts);
+  if (!r.ok()) return r.status();
+  json reply = json::parse(r->body, nullptr, false);
+  absl::Status bad = absl::InternalError(
+      absl::StrCat("stage ", stage, ": reply is not an embeddings list: ", Redact(r->body)));
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("data") ||
+      !reply["data"].is_array() || reply["data"].size() != inputs.size()) {
+    return bad;
+  }
+  out.vectors.resize(inputs.size());
+  size_t dim = 0;
+  for (size_t i = 0; i < reply["data"].size(); ++i) {
+    const json& item = reply["data"][i];
+    size_t index = item.value("index", i);
+    if (index >= inputs.size() || !item.contains("embedding") || !item["embedding"].is_array()) {
+      return bad;
+    }
+    std::vector<float> v;
+    v.reserve(item["embedding"].size());
+    for (const json& x : item["embedding"]) {
+      if (!x.is_number()) return bad;
+      v.push_back(x.get<float>());
+    }
+    if (dim == 0) dim = v.size();
+    if (v.empty() || v.size() != dim) return bad;
+    out.vectors[index] = std::move(v);
+  }
+  for (const auto& v : out.vectors) {
+    if (v.empty()) return bad;
+  }
+  if (reply.contains("usage") && reply["usage"].is_object()) {
+    out.usage.tokens_in = reply["usage"].value("prompt_tokens", 0);
+  } else {
+    for (const auto& s : inputs) out.usage.tokens_in += EstimateTokens(s);
+    out.usage.estimated = true;
+  }
+  return out;
+}
+
+absl::StatusOr<EmbedResponse> OpenAiClient::Embed(const std::string& stage,
+                                                  const std::vector<std::string>& inputs) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(config_.timeout_ms);
+  EmbedResponse out;
+  const size_t batch = static_cast<size_t>(std::max(1, config_.embed_batch));
+  for (size_t i = 0; i < inputs.size(); i += batch) {
+    std::vector<std::string> part(inputs.begin() + i,
+                                  inputs.begin() + std::min(inputs.size(), i + batch));
+    absl::StatusOr<EmbedResponse> r = EmbedBatch(stage, part, deadline);
+    if (!r.ok()) {
+      Finish(stage, start, r.status(), nullptr);
+      return r.status();
+    }
+    out.attempts += r->attempts;
+    out.usage.Add(r->usage);
+    for (auto& v : r->vectors) out.vectors.push_back(std::move(v));
+  }
+  Finish(stage, start, absl::OkStatus(), &out.usage);
+  return out;
+}
+
+}  // namespace
+
+std::string GetEnv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v == nullptr ? "" : v;
+}
+
+uint64_t EstimateTokens(const std::string& text) {
+  return text.empty() ? 0 : (text.size() + 3) / 4;
+}
+
+absl::StatusOr<std::unique_ptr<ModelClient>> NewOpenAiClient(const EndpointConfig& config,
+                                                             LlmMetrics* metrics,
+                                                             const EnvLookup& env) {
+  std::string key;
+  if (!config.api_key_env.empty()) {
+    key = env(config.api_key_env);
+    if (key.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "model endpoint ", config.base_url, ": environment variable ", config.api_key_env,
+          " (api_key_env) is not set"));
+    }
+  }
+  return std::unique_ptr<ModelClient>(new OpenAiClient(config, metrics, std::move(key)));
+}
+
+}  // namespace speakermem::llm

@@ -1,0 +1,474 @@
+// Model-backed query stages: each renders its own prompt, calls the shared
+// model client, and parses the reply strictly. Plus the fallback wrappers
+// and the factory that builds the configured stages.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "llm/json_extract.h"
+#include "llm/metrics.h"
+#include "nlohmann/json.hpp"
+#include "retrieval/stages.h"
+
+namespace speakermem::retrieval {
+namespace {
+
+using json = nlohmann::json;
+
+std::string When(int64_t ms) {
+  std::string iso = FormatIsoUtc(ms);
+  return absl::StrCat(iso.substr(0, 10), " ", iso.substr(11, 5));
+}
+
+// One JSON chat call: truncation and unparseable output become errors that
+// name the stage.
+absl::StatusOr<json> ChatJson(llm::ModelClient* client, const std::string& stage,
+                              const std::string& system, const std::string& user,
+                              StageCall* call) {
+  llm::ChatRequest req{stage, system, user, true};
+  absl::StatusOr<llm::ChatResponse> r = client->Chat(req);
+  if (call != nullptr) ++call->model_calls;
+  if (!r.ok()) return r.status();
+  if (call != nullptr) call->usage.Add(r->usage);
+  if (r->truncated) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "stage ", stage, ": model reply was cut at max_tokens (finish_reason=length)"));
+  }
+  absl::StatusOr<std::string> text = llm::ExtractJson(r->text);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("stage ", stage, ": ", text.status().message()));
+  }
+  json j = json::parse(*text, nullptr, false);
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stage ", stage, ": model reply is not a JSON object"));
+  }
+  return j;
+}
+
+absl::Status Malformed(const std::string& stage, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("stage ", stage, ": model reply ", what));
+}
+
+// ------------------------------------------------------------------ Project
+
+constexpr char kProjectSystem[] =
+    "You turn a question about a group chat into a retrieval plan. Answer with a single "
+    "JSON object and no other text:\n"
+    "{\"rows\": [...], \"issue\": \"...\", \"tense\": \"head\" or \"full\", "
+    "\"source\": \"\", \"owner\": \"\"}\n"
+    "rows: whom the question is about. Use speaker ids exactly as listed in the roster; "
+    "\"ALL\" when it concerns every member or asks which member(s); \"GROUP\" when it is "
+    "about what the group decided, planned or agreed on, or its norms. Names and GROUP "
+    "may be combined.\n"
+    "issue: the matter asked about, as a short noun phrase.\n"
+    "tense: \"head\" for the current state, \"full\" when the question asks how something "
+    "changed or what it was before.\n"
+    "source and owner: only when the question asks for one person's view of another "
+    "(\"what does A think about B\": source A, owner B); otherwise empty strings.";
+
+class ModelProject final : public ProjectStage {
+ public:
+  explicit ModelProject(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
+
+  absl::StatusOr<Projection> Project(const ProjectInput& in, StageCall* call) override {
+    std::string user = "Roster:\n";
+    for (const auto& m : in.roster) {
+      absl::StrAppend(&user, "- ", m.speaker_id, " (display names: ",
+                      absl::StrJoin(m.aliases, ", "), ")\n");
+    }
+    if (!in.asker.empty()) absl::StrAppend(&user, "Asked by: ", in.asker, "\n");
+    absl::StrAppend(&user, "Question: ", in.question);
+    absl::StatusOr<json> j = ChatJson(client_.get(), "project", kProjectSystem, user, call);
+    if (!j.ok()) return j.status();
+    if (!j->contains("rows") || !(*j)["rows"].is_array()) return Malformed("project", "has no rows list");
+    Projection p;
+    for (const auto& r : (*j)["rows"]) {
+      if (!r.is_string()) continue;
+      std::string id = Resolve(r.get<std::string>(), in.roster);
+      if (!id.empty() && std::find(p.rows.begin(), p.rows.end(), id) == p.rows.end()) {
+        p.rows.push_back(id);
+      }
+    }
+    if (p.rows.empty()) p.rows.push_back(kRowAll);
+    p.issue = j->value("issue", "");
+    if (p.issue.empty()) p.issue = in.question;
+    p.tense = j->value("tense", "head") == "full" ? Tense::kFull : Tense::kHead;
+    p.source = Resolve(j->value("source", ""), in.roster);
+    p.owner = Resolve(j->value("owner", ""), in.roster);
+    if (p.source == kRowAll || p.source == kRowGroup) p.source.clear();
+    if (p.owner == kRowAll) p.owner.clear();
+    return p;
+  }
+
+ private:
+  // A roster id for `name` (id or alias, case-insensitive), ALL/GROUP, or
+  // empty for anything else.
+  static std::string Resolve(const std::string& name, const std::vector<RosterMember>& roster) {
+    std::string upper = name;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper == kRowAll || upper == kRowGroup) return upper;
+    for (const auto& m : roster) {
+      if (EqualsIgnoreCase(m.speaker_id, name)) return m.speaker_id;
+      for (const auto& a : m.aliases) {
+        if (EqualsIgnoreCase(a, name)) return m.speaker_id;
+      }
+    }
+    return "";
+  }
+  static bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  }
+
+  const std::shared_ptr<llm::ModelClient> client_;
+};
+
+// ------------------------------------------------------------------- Select
+
+constexpr char kSelectSystem[] =
+    "You rank chat messages by how necessary each is to answer a question. Answer with a "
+    "single JSON object and no other text:\n"
+    "{\"ranking\": [numbers], \"anchors\": [numbers]}\n"
+    "ranking: the candidate numbers, most necessary first; leave out ones that do not help. "
+    "anchors: at most MAX candidate numbers whose surrounding conversation should also be "
+    "read (for example a message that answers something said just before it).";
+
+std::string RenderCandidates(const std::vector<Candidate>& cs) {
+  std::string out;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    absl::StrAppend(&out, "[", i, "] ", When(cs[i].timestamp_ms), " ", cs[i].speaker, ": ",
+                    cs[i].text, "\n");
+  }
+  return out;
+}
+
+class ModelSelect final : public SelectStage {
+ public:
+  explicit ModelSelect(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
+
+  absl::StatusOr<SelectOutput> Select(const SelectInput& in, StageCall* call) override {
+    std::string system = kSelectSystem;
+    system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
+    std::string user = absl::StrCat("Question: ", in.question, "\nCandidates:\n",
+                                    RenderCandidates(in.candidates));
+    absl::StatusOr<json> j = ChatJson(client_.get(), "select", system, user, call);
+    if (!j.ok()) return j.status();
+    if (!j->contains("ranking") || !(*j)["ranking"].is_array()) {
+      return Malformed("select", "has no ranking list");
+    }
+    SelectOutput out;
+    std::vector<bool> seen(in.candidates.size(), false);
+    for (const auto& x : (*j)["ranking"]) {
+      if (!x.is_number_integer()) continue;
+      int64_t i = x.get<int64_t>();
+      if (i < 0 || static_cast<size_t>(i) >= seen.size() || seen[i]) continue;
+      seen[i] = true;
+      out.ranking.push_back(static_cast<size_t>(i));
+    }
+    // Candidates the model left out keep their recall order, after the rest.
+    for (size_t i = 0; i < seen.size(); ++i) {
+      if (!seen[i]) out.ranking.push_back(i);
+    }
+    if (j->contains("anchors") && (*j)["anchors"].is_array()) {
+      for (const auto& x : (*j)["anchors"]) {
+        if (!x.is_number_integer() || out.anchors.size() >= in.max_anchors) continue;
+        int64_t i = x.get<int64_t>();
+        if (i >= 0 && static_cast<size_t>(i) < in.candidates.size() &&
+            std::find(out.anchors.begin(), out.anchors.end(), i) == out.anchors.end()) {
+          out.anchors.push_back(static_cast<size_t>(i));
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  const std::shared_ptr<llm::ModelClient> client_;
+};
+
+// -------------------------------------------------------------- Sufficiency
+
+constexpr char kSufficiencySystem[] =
+    "You check whether retrieved chat messages are enough to answer a question. Answer "
+    "with a single JSON object and no other text:\n"
+    "{\"sufficient\": true or false, \"search_term\": \"...\"}\n"
+    "When they are not enough, search_term is one short term to search the chat history "
+    "for; otherwise an empty string.";
+
+class ModelSufficiency final : public SufficiencyStage {
+ public:
+  explicit ModelSufficiency(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
+
+  absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in, StageCall* call) override {
+    std::string user = absl::StrCat("Question: ", in.question, "\nMessages:\n",
+                                    RenderCandidates(in.evidence));
+    absl::StatusOr<json> j = ChatJson(client_.get(), "sufficiency", kSufficiencySystem, user, call);
+    if (!j.ok()) return j.status();
+    if (!j->contains("sufficient") || !(*j)["sufficient"].is_boolean()) {
+      return Malformed("sufficiency", "has no boolean 'sufficient'");
+    }
+    SufficiencyOutput out;
+    out.sufficient = (*j)["sufficient"].get<bool>();
+    out.search_term = out.sufficient ? "" : j->value("search_term", "");
+    out.coverage = out.sufficient ? 1.0 : 0.0;
+    return out;
+  }
+
+ private:
+  const std::shared_ptr<llm::ModelClient> client_;
+};
+
+// ------------------------------------------------------------------- Answer
+
+constexpr char kAnswerSystem[] =
+    "You answer a question about a group chat using only the evidence given. Answer with "
+    "a single JSON object and no other text:\n"
+    "{\"answer\": \"...\", \"abstain\": true or false, \"cited\": [\"ids\"]}\n"
+    "Rules: use nothing but the evidence. Keep who said what: a record's source is who "
+    "provided the information and its owner is whom it is about. Never present a group "
+    "decision or consensus (owner GROUP) as a person's own stance, nor one person's view "
+    "as the group's. Prefer the latest state unless the question asks about the past. "
+    "When the evidence does not answer the question, set abstain to true and say that "
+    "you do not know. cited: the ids of the evidence items the answer rests on.";
+
+class ModelAnswer final : public AnswerStage {
+ public:
+  explicit ModelAnswer(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
+
+  absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
+    std::string user = absl::StrCat("Question: ", in.question, "\nEvidence:\n");
+    for (const auto& e : in.evidence) {
+      if (e.layer.empty()) {
+        absl::StrAppend(&user, "- id=", e.id, " message, ", When(e.timestamp_ms), ", ",
+                        e.speaker, " said: ", e.text, "\n");
+      } else {
+        absl::StrAppend(&user, "- id=", e.id, " record (", e.layer, "), about ", e.owner,
+                        ", source ", e.speaker, ", ", When(e.timestamp_ms), ": ", e.text,
+                        "\n");
+      }
+    }
+    absl::StatusOr<json> j = ChatJson(client_.get(), "answer", kAnswerSystem, user, call);
+    if (!j.ok()) return j.status();
+    if (!j->contains("answer") || !(*j)["answer"].is_string()) {
+      return Malformed("answer", "has no string 'answer'");
+    }
+    AnswerOutput out;
+    out.answer = (*j)["answer"].get<std::string>();
+    out.abstained = j->value("abstain", false);
+    if (j->contains("cited") && (*j)["cited"].is_array()) {
+      for (const auto& c : (*j)["cited"]) {
+        if (c.is_string()) out.cited_ids.push_back(c.get<std::string>());
+      }
+    }
+    return out;
+  }
+
+ private:
+  const std::shared_ptr<llm::ModelClient> client_;
+};
+
+// -------------------------------------------------------------------- Embed
+
+class ModelEmbed final : public EmbedStage {
+ public:
+  explicit ModelEmbed(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
+
+  size_t dimension() const override { return dim_.load(); }
+
+  absl::StatusOr<std::vector<std::vector<float>>> Embed(const std::vector<std::string>& inputs,
+                                                        StageCall* call) override {
+    if (inputs.empty()) return std::vector<std::vector<float>>{};
+    absl::StatusOr<llm::EmbedResponse> r = client_->Embed("embed", inputs);
+    if (call != nullptr) ++call->model_calls;
+    if (!r.ok()) return r.status();
+    if (call != nullptr) call->usage.Add(r->usage);
+    for (auto& v : r->vectors) {
+      double norm = 0;
+      for (float x : v) norm += static_cast<double>(x) * x;
+      if (norm > 0) {
+        float inv = static_cast<float>(1.0 / std::sqrt(norm));
+        for (float& x : v) x *= inv;
+      }
+    }
+    dim_.store(r->vectors.front().size());
+    return std::move(r->vectors);
+  }
+
+ private:
+  const std::shared_ptr<llm::ModelClient> client_;
+  std::atomic<size_t> dim_{0};
+};
+
+// ---------------------------------------------------------------- Fallbacks
+
+// Runs `primary`; when it fails, logs, counts and notes the failure and
+// returns `fallback()` instead.
+template <typename Out, typename Primary, typename Fallback>
+absl::StatusOr<Out> WithFallback(const char* stage, llm::LlmMetrics* metrics, StageCall* call,
+                                 Primary&& primary, Fallback&& fallback) {
+  absl::StatusOr<Out> r = primary();
+  if (r.ok()) return r;
+  LOG_WARN("stage fell back to its default").Str("stage", stage).Str("error", r.status().message());
+  if (metrics != nullptr) metrics->CountFallback(stage);
+  if (call != nullptr) {
+    call->fell_back = true;
+    call->note = absl::StrCat("fallback: ", r.status().message());
+  }
+  return fallback();
+}
+
+class FallbackProject final : public ProjectStage {
+ public:
+  FallbackProject(std::unique_ptr<ProjectStage> p, llm::LlmMetrics* m)
+      : primary_(std::move(p)), metrics_(m) {}
+  absl::StatusOr<Projection> Project(const ProjectInput& in, StageCall* call) override {
+    // The design's safe default: every row, the question as the issue, head.
+    return WithFallback<Projection>(
+        "project", metrics_, call, [&] { return primary_->Project(in, call); },
+        [&]() -> absl::StatusOr<Projection> {
+          Projection p;
+          p.rows = {kRowAll};
+          p.issue = in.question;
+          return p;
+        });
+  }
+
+ private:
+  const std::unique_ptr<ProjectStage> primary_;
+  llm::LlmMetrics* const metrics_;
+};
+
+class FallbackSelect final : public SelectStage {
+ public:
+  FallbackSelect(std::unique_ptr<SelectStage> p, llm::LlmMetrics* m)
+      : primary_(std::move(p)), offline_(NewOfflineSelect()), metrics_(m) {}
+  absl::StatusOr<SelectOutput> Select(const SelectInput& in, StageCall* call) override {
+    return WithFallback<SelectOutput>(
+        "select", metrics_, call, [&] { return primary_->Select(in, call); },
+        [&] { return offline_->Select(in, nullptr); });
+  }
+
+ private:
+  const std::unique_ptr<SelectStage> primary_, offline_;
+  llm::LlmMetrics* const metrics_;
+};
+
+class FallbackSufficiency final : public SufficiencyStage {
+ public:
+  FallbackSufficiency(std::unique_ptr<SufficiencyStage> p, llm::LlmMetrics* m)
+      : primary_(std::move(p)), offline_(NewOfflineSufficiency()), metrics_(m) {}
+  absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in, StageCall* call) override {
+    return WithFallback<SufficiencyOutput>(
+        "sufficiency", metrics_, call, [&] { return primary_->Judge(in, call); },
+        [&] { return offline_->Judge(in, nullptr); });
+  }
+
+ private:
+  const std::unique_ptr<SufficiencyStage> primary_, offline_;
+  llm::LlmMetrics* const metrics_;
+};
+
+class FallbackAnswer final : public AnswerStage {
+ public:
+  FallbackAnswer(std::unique_ptr<AnswerStage> p, llm::LlmMetrics* m)
+      : primary_(std::move(p)), offline_(NewOfflineAnswer()), metrics_(m) {}
+  absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
+    return WithFallback<AnswerOutput>(
+        "answer", metrics_, call, [&] { return primary_->Answer(in, call); },
+        [&] { return offline_->Answer(in, nullptr); });
+  }
+
+ private:
+  const std::unique_ptr<AnswerStage> primary_, offline_;
+  llm::LlmMetrics* const metrics_;
+};
+
+// Builds one stage: model-backed (wrapped by `wrap`, when given) for provider
+// "openai", else `offline()`.
+template <typename Stage, typename Model, typename Wrap, typename Offline>
+absl::Status BuildStage(const llm::ModelsConfig& config, const char* stage,
+                        llm::LlmMetrics* metrics, const llm::EnvLookup& env, Model&& model,
+                        Wrap&& wrap, Offline&& offline, std::unique_ptr<Stage>* out) {
+  absl::StatusOr<llm::EndpointConfig> c = config.Resolve(stage);
+  if (!c.ok()) return c.status();
+  if (c->provider != "openai") {
+    *out = offline(*c);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<llm::ModelClient>> client = llm::NewOpenAiClient(*c, metrics, env);
+  if (!client.ok()) return client.status();
+  *out = wrap(model(std::shared_ptr<llm::ModelClient>(std::move(*client))));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::unique_ptr<EmbedStage> NewModelEmbed(std::shared_ptr<llm::ModelClient> c) {
+  return std::make_unique<ModelEmbed>(std::move(c));
+}
+std::unique_ptr<ProjectStage> NewModelProject(std::shared_ptr<llm::ModelClient> c) {
+  return std::make_unique<ModelProject>(std::move(c));
+}
+std::unique_ptr<SelectStage> NewModelSelect(std::shared_ptr<llm::ModelClient> c) {
+  return std::make_unique<ModelSelect>(std::move(c));
+}
+std::unique_ptr<SufficiencyStage> NewModelSufficiency(std::shared_ptr<llm::ModelClient> c) {
+  return std::make_unique<ModelSufficiency>(std::move(c));
+}
+std::unique_ptr<AnswerStage> NewModelAnswer(std::shared_ptr<llm::ModelClient> c) {
+  return std::make_unique<ModelAnswer>(std::move(c));
+}
+
+absl::StatusOr<QueryStages> BuildQueryStages(const llm::ModelsConfig& config,
+                                             llm::LlmMetrics* metrics,
+                                             const llm::EnvLookup& env) {
+  QueryStages s;
+  using Endpoint = const llm::EndpointConfig&;
+  absl::Status st = BuildStage(
+      config, "project", metrics, env, NewModelProject,
+      [&](auto p) -> std::unique_ptr<ProjectStage> {
+        return std::make_unique<FallbackProject>(std::move(p), metrics);
+      },
+      [](Endpoint) { return NewOfflineProject(); }, &s.project);
+  if (st.ok()) {
+    st = BuildStage(
+        config, "select", metrics, env, NewModelSelect,
+        [&](auto p) -> std::unique_ptr<SelectStage> {
+          return std::make_unique<FallbackSelect>(std::move(p), metrics);
+        },
+        [](Endpoint) { return NewOfflineSelect(); }, &s.select);
+  }
+  if (st.ok()) {
+    st = BuildStage(
+        config, "sufficiency", metrics, env, NewModelSufficiency,
+        [&](auto p) -> std::unique_ptr<SufficiencyStage> {
+          return std::make_unique<FallbackSufficiency>(std::move(p), metrics);
+        },
+        [](Endpoint) { return NewOfflineSufficiency(); }, &s.sufficiency);
+  }
+  if (st.ok()) {
+    st = BuildStage(
+        config, "answer", metrics, env, NewModelAnswer,
+        [&](auto p) -> std::unique_ptr<AnswerStage> {
+          return std::make_unique<FallbackAnswer>(std::move(p), metrics);
+        },
+        [](Endpoint) { return NewOfflineAnswer(); }, &s.answer);
+  }
+  // Embeddings never fall back: another model's vectors would not be
+  // comparable with the index. A failed embedding is retried later.
+  if (st.ok()) {
+    st = BuildStage(
+        config, "embed", metrics, env, NewModelEmbed, [](auto p) { return p; },
+        [](Endpoint c) { return NewOfflineEmbed(static_cast<size_t>(c.dimension)); }, &s.embed);
+  }
+  if (!st.ok()) return st;
+  return s;
+}
+
+}  // namespace speakermem::retrieval

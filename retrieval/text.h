@@ -1,0 +1,28 @@
+// Small lexical helpers shared by the offline stages.
+#ifndef SPEAKERMEM_RETRIEVAL_TEXT_H_
+#define SPEAKERMEM_RETRIEVAL_TEXT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace speakermem::retrieval {
+
+// English function words and question words (case-folded tokens).
+bool IsStopword(const std::string& token);
+
+// Tokenize(text) without stopwords, in order, duplicates kept.
+std::vector<std::string> ContentTokens(absl::string_view text);
+
+// Position of the first occurrence of `needle` as a contiguous token run in
+// `haystack`, or -1.
+int FindTokenRun(const std::vector<std::string>& haystack,
+                 const std::vector<std::string>& needle);
+
+// 64-bit FNV-1a, for feature hashing.
+uint64_t Fnv1a64(absl::string_view s, uint64_t seed = 0);
+
+}  // namespace speakermem::retrieval
+
+#endif  // SPEAKERMEM_RETRIEVAL_TEXT_H_
