@@ -1,5 +1,7 @@
 #include "engine/memory.h"
 
+#include <chrono>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -24,28 +26,25 @@ absl::StatusOr<uint64_t> ParseMessageToken(const std::string& token) {
 
 }  // namespace
 
-std::string QuoteMessage(const storage::Message& m) {
-  std::string when = FormatIsoUtc(m.timestamp_ms);
-  // Minute precision reads better than milliseconds in an answer.
-  when = absl::StrCat(when.substr(0, 10), " ", when.substr(11, 5), " UTC");
-  return absl::StrCat(m.speaker, " (", when, "): \"", m.text, "\"");
-}
-
 Memory::Memory(const MemoryOptions& options, Clock* clock,
-               std::unique_ptr<storage::Store> store)
+               std::unique_ptr<storage::Store> store, retrieval::QueryStages stages)
     : options_(options),
       clock_(clock),
       store_(std::move(store)),
       lexical_(std::make_unique<retrieval::LexicalIndex>()),
-      retriever_(retrieval::NewBm25Retriever(store_.get(), lexical_.get())) {}
+      retriever_(retrieval::NewBm25Retriever(store_.get(), lexical_.get())),
+      stages_(std::move(stages)) {}
 
 Memory::~Memory() = default;
 
 absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options,
-                                                     Clock* clock) {
+                                                     Clock* clock, llm::LlmMetrics* metrics) {
+  SM_ASSIGN_OR_RETURN(retrieval::QueryStages stages,
+                      retrieval::BuildQueryStages(options.models, metrics));
   SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
                       storage::Store::Open(options.store));
-  return std::unique_ptr<Memory>(new Memory(options, clock, std::move(store)));
+  return std::unique_ptr<Memory>(
+      new Memory(options, clock, std::move(store), std::move(stages)));
 }
 
 absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progress) {
@@ -156,12 +155,38 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params) {
   req.top_k = params.top_k == 0 ? options_.default_top_k : params.top_k;
   QueryResult result;
   SM_ASSIGN_OR_RETURN(result.retrieval, retriever_->Retrieve(req));
-  if (result.retrieval.messages.empty()) {
-    result.abstained = true;
-    result.answer = "I don't know: nothing in this channel's history addresses that.";
-  } else {
-    result.answer = QuoteMessage(result.retrieval.messages.front().message);
+
+  // Compose the evidence pack (System 1 only for now) and answer from it.
+  retrieval::AnswerInput in;
+  in.question = params.question;
+  in.projection.rows = {retrieval::kRowAll};
+  in.projection.issue = params.question;
+  for (const auto& rm : result.retrieval.messages) {
+    const storage::Message& m = rm.message;
+    retrieval::EvidenceItem e;
+    e.id = m.message_id;
+    e.row = "S1";
+    e.speaker = m.speaker;
+    e.speaker_id = m.speaker_id;
+    e.timestamp_ms = m.timestamp_ms;
+    e.text = m.text;
+    in.evidence.push_back(std::move(e));
   }
+  auto start = std::chrono::steady_clock::now();
+  retrieval::StageCall call;
+  SM_ASSIGN_OR_RETURN(retrieval::AnswerOutput answer, stages_.answer->Answer(in, &call));
+  retrieval::StageTrace t;
+  t.stage = "answer";
+  t.latency_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  t.model_calls = call.model_calls;
+  t.tokens_in = call.usage.tokens_in;
+  t.tokens_out = call.usage.tokens_out;
+  t.note = call.note;
+  result.retrieval.trace.push_back(std::move(t));
+  result.answer = std::move(answer.answer);
+  result.abstained = answer.abstained;
+  result.cited_ids = std::move(answer.cited_ids);
   return result;
 }
 

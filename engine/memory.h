@@ -14,7 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "llm/config.h"
 #include "retrieval/retriever.h"
+#include "retrieval/stages.h"
 #include "storage/store.h"
 #include "storage/types.h"
 #include "storage/validation.h"
@@ -37,6 +39,8 @@ struct MemoryOptions {
   // Largest top-k a query may ask for; larger asks are INVALID_ARGUMENT.
   // Default: 200.
   uint32_t max_top_k = 200;
+  // Model endpoints of the query stages (offline by default).
+  llm::ModelsConfig models;
 };
 
 struct GetMessagesParams {
@@ -59,15 +63,19 @@ struct QueryParams {
 struct QueryResult {
   std::string answer;
   bool abstained = false;
-  retrieval::RetrievalResult retrieval;
+  std::vector<std::string> cited_ids;
+  retrieval::RetrievalResult retrieval;  // evidence and the trace of every stage
 };
 
 // Safe for concurrent use.
 class Memory {
  public:
-  // Opens the store. Indexes are empty until RebuildIndexes.
+  // Opens the store and builds the configured model stages (`metrics` may
+  // be null). Indexes are empty until RebuildIndexes. FAILED_PRECONDITION
+  // when a stage's API key variable is unset.
   static absl::StatusOr<std::unique_ptr<Memory>> Open(const MemoryOptions& options,
-                                                      Clock* clock);
+                                                      Clock* clock,
+                                                      llm::LlmMetrics* metrics = nullptr);
   ~Memory();
 
   // Reloads every in-memory index from the store; `progress` (may be empty)
@@ -96,26 +104,25 @@ class Memory {
       const std::string& tenant, uint32_t page_size, const std::string& page_token,
       std::string* next_page_token);
 
-  // Answers from System 1: BM25 evidence and an extractive answer quoting
-  // the best message with its speaker and time; abstains without evidence.
+  // Answers from System 1: BM25 evidence, then the configured Answer stage
+  // (offline: quotes the best supporting message with speaker and time, and
+  // abstains when nothing supports an answer).
   absl::StatusOr<QueryResult> Query(const QueryParams& params);
 
   storage::Store* store() { return store_.get(); }
   const MemoryOptions& options() const { return options_; }
 
  private:
-  Memory(const MemoryOptions& options, Clock* clock,
-         std::unique_ptr<storage::Store> store);
+  Memory(const MemoryOptions& options, Clock* clock, std::unique_ptr<storage::Store> store,
+         retrieval::QueryStages stages);
 
   const MemoryOptions options_;
   Clock* const clock_;
   const std::unique_ptr<storage::Store> store_;
   const std::unique_ptr<retrieval::LexicalIndex> lexical_;
   const std::unique_ptr<retrieval::Retriever> retriever_;
+  const retrieval::QueryStages stages_;
 };
-
-// Renders the extractive answer used by Query: `Speaker (time): "text"`.
-std::string QuoteMessage(const storage::Message& m);
 
 }  // namespace speakermem::engine
 

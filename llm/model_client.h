@@ -36,6 +36,15 @@ struct Usage {
   }
 };
 
+// What one stage call cost and how it went, for the query trace, the Writer
+// report and metrics.
+struct StageCall {
+  uint32_t model_calls = 0;
+  Usage usage;
+  bool fell_back = false;  // the model failed; the stage's safe default was used
+  std::string note;
+};
+
 struct ChatRequest {
   std::string stage;   // for metrics, errors and the X-SpeakerMem-Stage header
   std::string system;  // system message

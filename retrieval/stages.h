@@ -39,13 +39,7 @@ struct Projection {
   std::string owner;
 };
 
-// What one stage call cost, for the trace and metrics.
-struct StageCall {
-  uint32_t model_calls = 0;
-  llm::Usage usage;
-  bool fell_back = false;  // the model failed; the safe default was used
-  std::string note;
-};
+using llm::StageCall;
 
 struct ProjectInput {
   std::string question;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "common/log.h"
 #include "common/status_macros.h"
+#include "llm/config.h"
 
 namespace speakermem::server {
 namespace {
@@ -155,7 +156,28 @@ std::vector<Knob> BuildKnobs() {
                                 "configuration: 10).",
                                 [](C* c) { return &c->memory.default_top_k; },
                                 1, 10000));
+  for (const auto& [key, help] : llm::EndpointFields()) {
+    Knob knob{"model", key, help, nullptr, nullptr};
+    std::string field = key;
+    knob.get = [field](const C& c) { return llm::GetEndpointField(c.models.defaults, field); };
+    knob.set = [field](C* c, const std::string& v) {
+      return llm::SetEndpointField(&c->models.defaults, field, v);
+    };
+    k.push_back(std::move(knob));
+  }
   return k;
+}
+
+// "model.<stage>.<key>": a per-stage override. Returns false when `dotted`
+// has another shape.
+bool SplitStageKey(const std::string& dotted, std::string* stage, std::string* key) {
+  if (dotted.rfind("model.", 0) != 0) return false;
+  std::string rest = dotted.substr(6);
+  size_t dot = rest.find('.');
+  if (dot == std::string::npos) return false;
+  *stage = rest.substr(0, dot);
+  *key = rest.substr(dot + 1);
+  return true;
 }
 
 std::string Unquote(std::string v) {
@@ -197,6 +219,12 @@ absl::Status SetKnob(ServerConfig* config, const std::string& dotted_key,
                      const std::string& value) {
   for (const Knob& k : Knobs()) {
     if (absl::StrCat(k.section, ".", k.key) == dotted_key) return k.set(config, value);
+  }
+  std::string stage, key;
+  if (SplitStageKey(dotted_key, &stage, &key)) {
+    absl::Status s = config->models.SetOverride(stage, key, value);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("config ", dotted_key, ": ", s.message()));
+    return s;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown config key '", dotted_key,
                                                  "' (see speakermemd --help-config)"));
@@ -250,6 +278,17 @@ absl::Status ApplyEnvironment(ServerConfig* config, const std::vector<std::strin
       std::string var = absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_", k.section, "_", k.key));
       if (var == name) {
         absl::Status s = k.set(config, entry.substr(eq + 1));
+        if (!s.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("environment ", name, ": ", s.message()));
+        }
+      }
+    }
+    // SPEAKERMEM_MODEL_<STAGE>_<KEY>
+    for (const char* stage : llm::kStages) {
+      for (const auto& [key, help] : llm::EndpointFields()) {
+        std::string var = absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_MODEL_", stage, "_", key));
+        if (var != name) continue;
+        absl::Status s = config->models.SetOverride(stage, key, entry.substr(eq + 1));
         if (!s.ok()) {
           return absl::InvalidArgumentError(absl::StrCat("environment ", name, ": ", s.message()));
         }
@@ -330,6 +369,10 @@ std::string ConfigHelp() {
         << absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_", k.section, "_", k.key))
         << "` | `" << k.get(defaults) << "` | " << k.help << " |\n";
   }
+  std::string stages;
+  for (const char* st : llm::kStages) stages += (stages.empty() ? "" : ", ") + std::string(st);
+  out << "| `model.<stage>.<key>` | `SPEAKERMEM_MODEL_<STAGE>_<KEY>` | (inherits `model.<key>`) | "
+      << "Per-stage override of any `model.*` key; stages: " << stages << ". |\n";
   return out.str();
 }
 

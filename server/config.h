@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
+#include "llm/config.h"
 
 namespace speakermem::server {
 
@@ -29,6 +30,9 @@ struct ServerConfig {
   int shutdown_grace_ms = 10000;
   std::string log_level = "info";
   engine::MemoryOptions memory;
+  // Model endpoints: the default entry (section [model]) and per-stage
+  // overrides ([model.writer], [model.answer], ...).
+  llm::ModelsConfig models;
 
   ServerConfig() { memory.store.path = "./speakermem-data"; }
 };

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "engine/memory.h"
+#include "llm/metrics.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "server/metrics.h"
@@ -50,9 +51,10 @@ class ServerImpl final : public Server {
   void Rebuild();
 
   const ServerConfig config_;
-  std::unique_ptr<engine::Memory> memory_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<llm::LlmMetrics> llm_metrics_;
+  std::unique_ptr<engine::Memory> memory_;  // uses the metrics above
   std::shared_ptr<prometheus::Collectable> store_size_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Service> service_;
@@ -69,9 +71,13 @@ class ServerImpl final : public Server {
 };
 
 absl::Status ServerImpl::Init() {
-  SM_ASSIGN_OR_RETURN(memory_, engine::Memory::Open(config_.memory, Clock::Real()));
   registry_ = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<ServerMetrics>(registry_.get());
+  llm_metrics_ = std::make_unique<llm::LlmMetrics>(registry_.get());
+  engine::MemoryOptions memory_options = config_.memory;
+  memory_options.models = config_.models;
+  SM_ASSIGN_OR_RETURN(memory_,
+                      engine::Memory::Open(memory_options, Clock::Real(), llm_metrics_.get()));
   metrics_->SetReady(false);
   if (!config_.metrics_listen.empty()) {
     try {

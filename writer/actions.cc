@@ -1,0 +1,96 @@
+#include "absl/strings/ascii.h"
+#include "llm/json_extract.h"
+#include "nlohmann/json.hpp"
+#include "writer/writer_model.h"
+
+namespace speakermem::writer {
+
+using json = nlohmann::json;
+
+std::string NormalizeLayer(const std::string& name) {
+  std::string n = absl::AsciiStrToLower(name);
+  if (n == "core" || n == "per_speaker_core") return "core";
+  if (n == "profile" || n == "per_speaker_profile") return "profile";
+  if (n == "interaction" || n == "group_interaction") return "interaction";
+  if (n == "insight" || n == "group_insight") return "insight";
+  return "";
+}
+
+std::string PaperLayerName(const std::string& layer) {
+  if (layer == "core") return "per_speaker_core";
+  if (layer == "profile") return "per_speaker_profile";
+  if (layer == "interaction") return "group_interaction";
+  if (layer == "insight") return "group_insight";
+  return layer;
+}
+
+bool IsGroupLayer(const std::string& layer) {
+  return layer == "interaction" || layer == "insight";
+}
+
+absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& text) {
+  absl::StatusOr<std::string> extracted = llm::ExtractJson(text);
+  if (!extracted.ok()) return extracted.status();
+  json doc = json::parse(*extracted, nullptr, false);
+  const json* list = nullptr;
+  if (doc.is_array()) {
+    list = &doc;
+  } else if (doc.is_object() && doc.contains("actions") && doc["actions"].is_array()) {
+    list = &doc["actions"];
+  } else {
+    return absl::InvalidArgumentError("writer output has no \"actions\" list");
+  }
+  std::vector<WriterAction> out;
+  for (const json& a : *list) {
+    WriterAction w;
+    if (!a.is_object()) {
+      out.push_back(w);  // kUnknown: counted by validation
+      continue;
+    }
+    auto str = [&](const char* k) {
+      return a.contains(k) && a[k].is_string() ? a[k].get<std::string>() : std::string();
+    };
+    w.type_name = str("action");
+    if (w.type_name.empty()) w.type_name = str("type");
+    std::string t = absl::AsciiStrToUpper(w.type_name);
+    w.type = t == "ADD"      ? WriterAction::Type::kAdd
+             : t == "UPDATE" ? WriterAction::Type::kUpdate
+             : t == "NOOP"   ? WriterAction::Type::kNoop
+                             : WriterAction::Type::kUnknown;
+    w.owner = str("owner");
+    w.source = str("source");
+    std::string layer = str("layer");
+    w.layer = NormalizeLayer(layer).empty() ? layer : NormalizeLayer(layer);
+    w.utype = str("utype");
+    w.content = str("content");
+    w.entry_id = str("entry_id");
+    if (w.entry_id.empty()) w.entry_id = str("id");
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::string SerializeWriterActions(const std::vector<WriterAction>& actions) {
+  json list = json::array();
+  for (const auto& a : actions) {
+    json j;
+    switch (a.type) {
+      case WriterAction::Type::kAdd:
+        j = {{"action", "ADD"}, {"owner", a.owner}, {"source", a.source},
+             {"layer", PaperLayerName(a.layer)}, {"utype", a.utype}, {"content", a.content}};
+        break;
+      case WriterAction::Type::kUpdate:
+        j = {{"action", "UPDATE"}, {"entry_id", a.entry_id}, {"content", a.content}};
+        break;
+      case WriterAction::Type::kNoop:
+        j = {{"action", "NOOP"}};
+        break;
+      default:
+        j = {{"action", a.type_name}};
+    }
+    list.push_back(std::move(j));
+  }
+  return json{{"actions", list}}.dump();
+}
+
+}  // namespace speakermem::writer

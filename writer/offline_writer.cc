@@ -1,0 +1,306 @@
+// The rule-based Writer: turns a segment into well-formed ADD / UPDATE / NOOP
+// actions without a model. Rules, in order, per message:
+//   * chit-chat and questions are skipped;
+//   * a decision or plan (decided, let's, we'll, agreed, ...) -> GROUP
+//     interaction, utype decision, source = speaker;
+//   * a norm (always, never, please remember, every time, ...) stated for
+//     the group -> GROUP insight;
+//   * a statement about another roster member -> that member's profile,
+//     source = speaker ("A says B ..." is owner B, source A);
+//   * a first-person statement -> the speaker's profile (stances,
+//     preferences) or core (facts, commitments, identity);
+// and a candidate that revises a current head (or an earlier action of this
+// segment) of the same owner and layer on the same topic becomes an UPDATE
+// of it; one restating it unchanged is dropped. Contents are rewritten in the
+// third person ("I prefer X" -> "Bob prefers X").
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "retrieval/text.h"
+#include "retrieval/tokenizer.h"
+#include "writer/writer_model.h"
+
+namespace speakermem::writer {
+namespace {
+
+using retrieval::ContentTokens;
+using retrieval::FindTokenRun;
+using retrieval::Tokenize;
+
+bool HasAny(const std::vector<std::string>& toks, const absl::flat_hash_set<std::string>& set) {
+  for (const auto& t : toks) {
+    if (set.contains(t)) return true;
+  }
+  return false;
+}
+
+bool HasPhrase(const std::vector<std::string>& toks, const std::vector<std::string>& phrase) {
+  return FindTokenRun(toks, phrase) >= 0;
+}
+
+const absl::flat_hash_set<std::string>& DecisionWords() {
+  static const auto* s = new absl::flat_hash_set<std::string>{
+      "decided", "decision", "decide", "agreed", "agree", "settled", "booked", "confirmed",
+      "plan", "scheduled", "final", "deadline", "chosen", "picked", "moves", "moved"};
+  return *s;
+}
+
+const absl::flat_hash_set<std::string>& NormWords() {
+  static const auto* s = new absl::flat_hash_set<std::string>{
+      "always", "never", "usually", "rule", "rules", "tradition", "norm", "remember",
+      "policy", "whenever"};
+  return *s;
+}
+
+const absl::flat_hash_set<std::string>& StanceWords() {
+  static const auto* s = new absl::flat_hash_set<std::string>{
+      "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "rather",
+      "think", "thinks", "feel", "feels", "want", "wants", "enjoy", "enjoys", "believe",
+      "vote", "favourite", "favorite", "wish", "worried", "excited", "happy", "against"};
+  return *s;
+}
+
+const absl::flat_hash_set<std::string>& UpdateCues() {
+  static const auto* s = new absl::flat_hash_set<std::string>{
+      "actually", "instead", "changed", "change", "moved", "moves", "now", "anymore",
+      "longer", "update", "updated", "cancelled", "canceled", "switched", "new", "revised"};
+  return *s;
+}
+
+const absl::flat_hash_set<std::string>& FirstPerson() {
+  static const auto* s = new absl::flat_hash_set<std::string>{"i", "my", "me", "myself", "mine"};
+  return *s;
+}
+
+std::string ThirdPersonVerb(const std::string& verb) {
+  static const absl::flat_hash_set<std::string> kModal = {
+      "can", "could", "will", "would", "shall", "should", "must", "might", "may", "did",
+      "was", "had", "used"};
+  if (verb == "am") return "is";
+  if (verb == "have") return "has";
+  if (verb == "do") return "does";
+  if (verb == "go") return "goes";
+  if (kModal.contains(verb) || verb.empty() || !absl::ascii_isalpha(verb[0])) return verb;
+  if (verb.size() >= 2 && (verb.back() == 's' || verb.back() == 'x' || verb.back() == 'o' ||
+                           absl::EndsWith(verb, "sh") || absl::EndsWith(verb, "ch"))) {
+    return verb + "es";
+  }
+  if (verb.size() >= 2 && verb.back() == 'y' &&
+      std::string("aeiou").find(verb[verb.size() - 2]) == std::string::npos) {
+    return verb.substr(0, verb.size() - 1) + "ies";
+  }
+  if (absl::EndsWith(verb, "ed")) return verb;  // past tense
+  return verb + "s";
+}
+
+// Rewrites first-person words as `who` and "we/our/us" as "the group".
+std::string ThirdPerson(const std::string& text, const std::string& who) {
+  std::vector<std::string> words = absl::StrSplit(text, ' ', absl::SkipEmpty());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string w = words[i];
+    // Keep trailing punctuation aside.
+    std::string tail;
+    while (!w.empty() && std::string(".,!?;:").find(w.back()) != std::string::npos) {
+      tail.insert(tail.begin(), w.back());
+      w.pop_back();
+    }
+    std::string lw = absl::AsciiStrToLower(w);
+    std::string repl;
+    if (lw == "i") {
+      repl = who;
+      if (i + 1 < words.size()) {
+        std::string next = absl::AsciiStrToLower(words[i + 1]);
+        while (!next.empty() && !absl::ascii_isalpha(next.back())) next.pop_back();
+        if (!next.empty()) {
+          words[i + 1] = ThirdPersonVerb(next) + words[i + 1].substr(next.size());
+        }
+      }
+    } else if (lw == "i'm" || lw == "im" || lw == "i’m") {
+      repl = who + " is";
+    } else if (lw == "i've" || lw == "i’ve") {
+      repl = who + " has";
+    } else if (lw == "i'd" || lw == "i’d") {
+      repl = who + " would";
+    } else if (lw == "i'll" || lw == "i’ll") {
+      repl = who + " will";
+    } else if (lw == "my" || lw == "mine") {
+      repl = who + "'s";
+    } else if (lw == "me" || lw == "myself") {
+      repl = who;
+    } else if (lw == "we" || lw == "us") {
+      repl = "the group";
+    } else if (lw == "we'll" || lw == "we’ll") {
+      repl = "the group will";
+    } else if (lw == "we're" || lw == "we’re") {
+      repl = "the group is";
+    } else if (lw == "our" || lw == "ours") {
+      repl = "the group's";
+    } else {
+      repl = w;
+    }
+    out.push_back(repl + tail);
+  }
+  std::string s = absl::StrJoin(out, " ");
+  while (!s.empty() && std::string(" .!").find(s.back()) != std::string::npos) s.pop_back();
+  if (!s.empty()) s[0] = absl::ascii_toupper(s[0]);
+  return s;
+}
+
+double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  absl::flat_hash_set<std::string> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  if (sa.empty() || sb.empty()) return 0;
+  size_t inter = 0;
+  for (const auto& t : sa) inter += sb.contains(t);
+  return static_cast<double>(inter) / static_cast<double>(sa.size() + sb.size() - inter);
+}
+
+// A state entry the Writer can revise: a current head or an ADD of this
+// segment (entry_id empty until applied; updates to those are merged).
+struct Slot {
+  std::string entry_id;  // head id; empty for this segment's own ADDs
+  std::string owner, layer;
+  std::vector<std::string> tokens;
+  size_t action = SIZE_MAX;  // index into actions for this segment's ADDs
+};
+
+class OfflineWriter final : public WriterModel {
+ public:
+  absl::StatusOr<WriterOutput> Write(const WriterInput& in, llm::StageCall* call) override {
+    std::vector<Slot> slots;
+    for (const auto& h : in.heads) {
+      slots.push_back(Slot{h.record_id, h.owner, h.layer, ContentTokens(h.content), SIZE_MAX});
+    }
+    std::vector<WriterAction> actions;
+    for (const auto& m : in.messages) {
+      if (actions.size() >= in.max_actions) break;
+      WriterAction a;
+      if (!Classify(m, in.roster, &a)) continue;
+      Place(std::move(a), &slots, &actions);
+    }
+    if (actions.empty()) {
+      WriterAction noop;
+      noop.type = WriterAction::Type::kNoop;
+      noop.type_name = "NOOP";
+      actions.push_back(noop);
+    }
+    WriterOutput out;
+    out.actions = std::move(actions);
+    out.raw_text = SerializeWriterActions(out.actions);
+    if (call != nullptr) call->note = "offline rule-based writer";
+    return out;
+  }
+
+ private:
+  // Fills an ADD for message `m`, or returns false when it records nothing.
+  static bool Classify(const WriterMessage& m, const std::vector<WriterRosterMember>& roster,
+                       WriterAction* a) {
+    const std::vector<std::string> toks = Tokenize(m.text);
+    const std::vector<std::string> content = ContentTokens(m.text);
+    std::string trimmed(absl::StripAsciiWhitespace(m.text));
+    if (content.size() < 2) return false;                       // chit-chat
+    if (!trimmed.empty() && trimmed.back() == '?') return false;  // a question
+    const std::string who = m.speaker.empty() ? m.speaker_id : m.speaker;
+    a->type = WriterAction::Type::kAdd;
+    a->type_name = "ADD";
+    a->source = m.speaker_id;
+    a->content = ThirdPerson(trimmed, who);
+
+    const bool group_subject = HasAny(toks, {"we", "us", "our", "everyone", "team", "group"}) ||
+                               HasPhrase(toks, {"let", "s"});
+    if (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
+        HasPhrase(toks, {"we", "ll"}) || HasPhrase(toks, {"we", "will"})) {
+      a->owner = kGroupOwner;
+      a->layer = "interaction";
+      a->utype = "decision";
+      return true;
+    }
+    if (HasAny(toks, NormWords()) && (group_subject || HasAny(toks, {"please"}))) {
+      a->owner = kGroupOwner;
+      a->layer = "insight";
+      a->utype = HasAny(toks, {"please"}) ? "decision" : "observation";
+      return true;
+    }
+    // About another member?
+    for (const auto& r : roster) {
+      if (r.speaker_id == m.speaker_id) continue;
+      std::vector<std::string> names = r.aliases;
+      names.push_back(r.speaker_id);
+      for (const auto& name : names) {
+        int pos = FindTokenRun(toks, Tokenize(name));
+        // A name at the start followed by a comma is an address, not a subject.
+        if (pos < 0 || (pos == 0 && trimmed.size() > name.size() &&
+                        trimmed.compare(name.size(), 1, ",") == 0)) {
+          continue;
+        }
+        a->owner = r.speaker_id;
+        a->layer = "profile";
+        a->utype = HasAny(toks, StanceWords()) ? "stance" : "observation";
+        return true;
+      }
+    }
+    if (HasAny(toks, FirstPerson())) {
+      a->owner = m.speaker_id;
+      if (HasAny(toks, StanceWords())) {
+        a->layer = "profile";
+        a->utype = "stance";
+      } else {
+        a->layer = "core";
+        a->utype = "fact";
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // Adds `a`, or turns it into an UPDATE of the slot it revises, or drops it
+  // when it restates one.
+  static void Place(WriterAction a, std::vector<Slot>* slots, std::vector<WriterAction>* actions) {
+    std::vector<std::string> tokens = ContentTokens(a.content);
+    const bool cue = HasAny(Tokenize(a.content), UpdateCues());
+    Slot* best = nullptr;
+    double best_sim = 0;
+    for (Slot& s : *slots) {
+      if (s.owner != a.owner || s.layer != a.layer) continue;
+      double sim = Jaccard(tokens, s.tokens);
+      if (sim > best_sim) {
+        best_sim = sim;
+        best = &s;
+      }
+    }
+    if (best != nullptr && best_sim >= 0.9) return;  // restated unchanged
+    if (best != nullptr && (best_sim >= 0.4 || (cue && best_sim >= 0.12))) {
+      if (best->action != SIZE_MAX) {
+        // Revises this segment's own ADD: the later statement wins.
+        (*actions)[best->action].content = a.content;
+        best->tokens = tokens;
+        return;
+      }
+      WriterAction u;
+      u.type = WriterAction::Type::kUpdate;
+      u.type_name = "UPDATE";
+      u.entry_id = best->entry_id;
+      u.content = a.content;
+      u.owner = a.owner;
+      u.layer = a.layer;
+      u.source = a.source;
+      u.utype = a.utype;
+      best->tokens = tokens;
+      actions->push_back(std::move(u));
+      return;
+    }
+    slots->push_back(Slot{"", a.owner, a.layer, tokens, actions->size()});
+    actions->push_back(std::move(a));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<WriterModel> NewOfflineWriter() { return std::make_unique<OfflineWriter>(); }
+
+}  // namespace speakermem::writer

@@ -1,0 +1,101 @@
+// The Writer stage (DESIGN 2.4): from a segment of messages and the current
+// heads of the derived layers to a list of ADD / UPDATE / NOOP actions. The
+// raw model text is kept beside the parsed actions so validation can report
+// on it and trajectories can be captured.
+#ifndef SPEAKERMEM_WRITER_WRITER_MODEL_H_
+#define SPEAKERMEM_WRITER_WRITER_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llm/model_client.h"
+
+namespace speakermem::writer {
+
+// Derived layers by code name, and the paper's names accepted on input.
+inline constexpr const char* kLayers[] = {"core", "profile", "interaction", "insight"};
+// "per_speaker_core" -> "core" etc.; a code name maps to itself; anything
+// else to "".
+std::string NormalizeLayer(const std::string& name);
+// "core" -> "per_speaker_core" etc.
+std::string PaperLayerName(const std::string& layer);
+// True for the group layers (interaction, insight), owned by GROUP.
+bool IsGroupLayer(const std::string& layer);
+
+inline constexpr char kGroupOwner[] = "GROUP";
+
+struct WriterRosterMember {
+  std::string speaker_id;
+  std::vector<std::string> aliases;
+};
+
+// A current head the Writer may UPDATE.
+struct WriterHead {
+  std::string record_id;
+  std::string layer;  // code name
+  std::string owner;
+  std::string source;
+  std::string utype;
+  std::string content;
+  int64_t valid_at_ms = 0;
+};
+
+struct WriterMessage {
+  std::string message_id;
+  std::string speaker_id;
+  std::string speaker;  // display name
+  std::string text;
+  int64_t timestamp_ms = 0;
+  std::string session;
+};
+
+struct WriterInput {
+  std::vector<WriterRosterMember> roster;
+  std::vector<WriterHead> heads;
+  std::vector<WriterMessage> messages;
+  // max(8, 2 x messages) by the design.
+  size_t max_actions = 8;
+};
+
+struct WriterAction {
+  enum class Type { kAdd, kUpdate, kNoop, kUnknown };
+  Type type = Type::kUnknown;
+  std::string type_name;  // as written by the model
+  std::string owner;
+  std::string source;
+  std::string layer;  // normalised code name, or as written when unknown
+  std::string utype;
+  std::string content;
+  std::string entry_id;  // UPDATE: the head it revises
+};
+
+struct WriterOutput {
+  std::string raw_text;               // the model's text, verbatim
+  std::vector<WriterAction> actions;  // parsed, not yet validated
+};
+
+// Thread-safe.
+class WriterModel {
+ public:
+  virtual ~WriterModel() = default;
+  virtual absl::StatusOr<WriterOutput> Write(const WriterInput& in, llm::StageCall* call) = 0;
+};
+
+// Parses model text holding {"actions": [...]} or a bare list of actions
+// (tolerant of fences, prose and trailing commas). INVALID_ARGUMENT when no
+// JSON list of actions can be found; an action object with an unknown type
+// is kept as kUnknown for validation to count.
+absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& text);
+
+// Serialises actions as {"actions": [...]} with paper layer names.
+std::string SerializeWriterActions(const std::vector<WriterAction>& actions);
+
+// The rule-based Writer (offline provider): deterministic, no model.
+std::unique_ptr<WriterModel> NewOfflineWriter();
+
+}  // namespace speakermem::writer
+
+#endif  // SPEAKERMEM_WRITER_WRITER_MODEL_H_
