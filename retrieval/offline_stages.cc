@@ -360,7 +360,8 @@ class OfflineAnswer final : public AnswerStage {
     int best_i = -1;
     for (size_t i = 0; i < in.evidence.size(); ++i) {
       const EvidenceItem& e = in.evidence[i];
-      double s = LexicalScore(Tokenize(e.text), weights);
+      // Who said it counts: "What does Bob like?" is answered by Bob's words.
+      double s = LexicalScore(Tokenize(absl::StrCat(e.speaker, " ", e.text)), weights);
       // Never let a group conclusion stand in for a person's own stance.
       if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
       if (person_question &&

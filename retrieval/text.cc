@@ -20,7 +20,7 @@ bool IsStopword(const std::string& token) {
       "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
       "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s",
       "t", "d", "ll", "m", "re", "ve", "don", "didn", "doesn", "isn", "wasn", "won", "also",
-      "get", "got", "like", "one", "really", "yeah", "yes", "oh", "ok", "okay", "let", "us"};
+      "get", "got", "one", "really", "yeah", "yes", "oh", "ok", "okay", "let", "us"};
   return kStop->contains(token);
 }
 

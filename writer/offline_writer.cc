@@ -152,8 +152,18 @@ std::string ThirdPerson(const std::string& text, const std::string& who) {
   return s;
 }
 
+// Jaccard similarity of two token lists, ignoring words that only announce
+// a record ("decision:", "update:") so a restatement compares equal.
 double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  absl::flat_hash_set<std::string> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  static const absl::flat_hash_set<std::string> kMeta = {
+      "decision", "decided", "update", "updated", "final", "confirmed", "agreed", "okay"};
+  absl::flat_hash_set<std::string> sa, sb;
+  for (const auto& t : a) {
+    if (!kMeta.contains(t)) sa.insert(t);
+  }
+  for (const auto& t : b) {
+    if (!kMeta.contains(t)) sb.insert(t);
+  }
   if (sa.empty() || sb.empty()) return 0;
   size_t inter = 0;
   for (const auto& t : sa) inter += sb.contains(t);
@@ -211,6 +221,24 @@ class OfflineWriter final : public WriterModel {
     a->source = m.speaker_id;
     a->content = ThirdPerson(trimmed, who);
 
+    // About another member: their name as the subject (within the first
+    // words, e.g. "Bob agreed ...", "I think Chen ..."), not as an address
+    // ("Chen, would ...").
+    for (const auto& r : roster) {
+      if (r.speaker_id == m.speaker_id) continue;
+      std::vector<std::string> names = r.aliases;
+      names.push_back(r.speaker_id);
+      for (const auto& name : names) {
+        int pos = FindTokenRun(toks, Tokenize(name));
+        bool address = pos == 0 && trimmed.size() > name.size() &&
+                       trimmed.compare(name.size(), 1, ",") == 0;
+        if (pos < 0 || pos > 3 || address) continue;
+        a->owner = r.speaker_id;
+        a->layer = "profile";
+        a->utype = HasAny(toks, StanceWords()) ? "stance" : "observation";
+        return true;
+      }
+    }
     const bool group_subject = HasAny(toks, {"we", "us", "our", "everyone", "team", "group"}) ||
                                HasPhrase(toks, {"let", "s"});
     if (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
@@ -225,24 +253,6 @@ class OfflineWriter final : public WriterModel {
       a->layer = "insight";
       a->utype = HasAny(toks, {"please"}) ? "decision" : "observation";
       return true;
-    }
-    // About another member?
-    for (const auto& r : roster) {
-      if (r.speaker_id == m.speaker_id) continue;
-      std::vector<std::string> names = r.aliases;
-      names.push_back(r.speaker_id);
-      for (const auto& name : names) {
-        int pos = FindTokenRun(toks, Tokenize(name));
-        // A name at the start followed by a comma is an address, not a subject.
-        if (pos < 0 || (pos == 0 && trimmed.size() > name.size() &&
-                        trimmed.compare(name.size(), 1, ",") == 0)) {
-          continue;
-        }
-        a->owner = r.speaker_id;
-        a->layer = "profile";
-        a->utype = HasAny(toks, StanceWords()) ? "stance" : "observation";
-        return true;
-      }
     }
     if (HasAny(toks, FirstPerson())) {
       a->owner = m.speaker_id;
