@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "eval/judge.h"
 #include "llm/metrics.h"
 #include "llm/model_client.h"
 #include "prometheus/registry.h"
@@ -120,7 +121,7 @@ TEST_CASE("429s that outlast the retries are RESOURCE_EXHAUSTED", "[gateway][ret
   CHECK(std::string(r.status().message()).find("stage select") != std::string::npos);
 }
 
-TEST_CASE("5xx is retried then succeeds; persistent 5xx is UNAVAILABLE", "[gateway][retry]") {
+TEST_CASE("5xx is retried then succeeds, persistent 5xx is UNAVAILABLE", "[gateway][retry]") {
   FakeModelServer fake;
   fake.Enqueue("", Status(500));
   fake.Enqueue("", Status(503));
@@ -455,6 +456,45 @@ TEST_CASE("model Embed normalises vectors and learns the dimension", "[gateway][
   for (float x : (*v)[0]) norm += x * x;
   CHECK(norm == Approx(1.0).epsilon(1e-5));
   CHECK(call.model_calls == 1);
+}
+
+}  // namespace
+}  // namespace speakermem
+
+// --------------------------------------------------------------- judge
+
+namespace speakermem {
+namespace {
+
+TEST_CASE("the Judge stage gives verdicts and partial credit, and is absent when offline",
+          "[gateway][judge]") {
+  testing::FakeModelServer fake;
+  fake.Enqueue("judge", testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                                    "{\"verdict\": \"yes\", \"reason\": \"same\"}")});
+  fake.Enqueue("judge", testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                                    "{\"score\": 0.75, \"reason\": \"most\"}")});
+  fake.Enqueue("judge", testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                                    "{\"verdict\": \"maybe\"}")});
+  llm::ModelsConfig m;
+  m.defaults = Endpoint(fake);
+  auto judge = eval::BuildJudge(m, nullptr, [](auto&) { return ""; });
+  REQUIRE_OK(judge);
+  REQUIRE(*judge != nullptr);
+  llm::StageCall call;
+  auto v = (*judge)->Judge({"Where?", "Porto", "In Porto.", false}, &call);
+  REQUIRE_OK(v);
+  CHECK(v->correct);
+  CHECK(v->score == 1.0);
+  auto p = (*judge)->Judge({"Why?", "long", "part", true}, &call);
+  REQUIRE_OK(p);
+  CHECK(p->score == 0.75);
+  REQUIRE_CODE((*judge)->Judge({"q", "g", "a", false}, &call), absl::StatusCode::kInvalidArgument);
+  CHECK(call.model_calls == 3);
+
+  llm::ModelsConfig none;
+  auto absent = eval::BuildJudge(none, nullptr);
+  REQUIRE_OK(absent);
+  CHECK(*absent == nullptr);
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ TEST_CASE("batch-level bad input is rejected", "[server][bad-input]") {
   CHECK(channels->channels_size() == 0);
 }
 
-TEST_CASE("a bad chunk is acknowledged with its error; the stream goes on", "[server][bad-input]") {
+TEST_CASE("a bad chunk is acknowledged with its error and the stream goes on", "[server][bad-input]") {
   TestServer ts;
   std::vector<v1::DialogueMessage> msgs;
   const v1::IngestRequest batch = Batch("s", 30);

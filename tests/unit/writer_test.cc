@@ -124,7 +124,7 @@ TEST_CASE("offline Writer: revisions within a segment merge into one record", "[
   CHECK(a[0].content.find("mountains") != std::string::npos);
 }
 
-TEST_CASE("offline Writer: chit-chat and questions give NOOP; the cap holds", "[writer]") {
+TEST_CASE("offline Writer: chit-chat and questions give NOOP and the cap holds", "[writer]") {
   auto a = Write({Msg("alice", "ok thanks!"), Msg("bob", "lol"),
                   Msg("chen", "Should we book the train now?")});
   REQUIRE(a.size() == 1);
