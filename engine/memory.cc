@@ -170,6 +170,7 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params) {
     e.speaker_id = m.speaker_id;
     e.timestamp_ms = m.timestamp_ms;
     e.text = m.text;
+    e.score = rm.score;
     in.evidence.push_back(std::move(e));
   }
   auto start = std::chrono::steady_clock::now();

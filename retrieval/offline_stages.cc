@@ -245,12 +245,13 @@ absl::flat_hash_map<std::string, double> QueryWeights(const std::string& questio
                                                       const std::vector<std::string>& texts) {
   std::vector<std::string> q = ContentTokens(question);
   for (auto& t : ContentTokens(issue)) q.push_back(std::move(t));
+  for (auto& t : q) t = Stem(t);
   absl::flat_hash_map<std::string, double> weights;
   absl::flat_hash_map<std::string, int> df;
   for (const auto& t : q) df[t] = 0;
   for (const auto& text : texts) {
     absl::flat_hash_set<std::string> uniq;
-    for (auto& t : Tokenize(text)) {
+    for (auto& t : StemmedTokens(text)) {
       if (df.contains(t)) uniq.insert(std::move(t));
     }
     for (const auto& t : uniq) ++df[t];
@@ -275,7 +276,7 @@ class OfflineSelect final : public SelectStage {
     for (const auto& c : in.candidates) max_recall = std::max(max_recall, c.score);
     for (size_t i = 0; i < in.candidates.size(); ++i) {
       const Candidate& c = in.candidates[i];
-      double s = LexicalScore(Tokenize(c.text), weights);
+      double s = LexicalScore(StemmedTokens(c.text), weights);
       if (InRows(in.projection, c.speaker_id)) s *= 1.25;
       // The recall score breaks ties and keeps semantic-only hits in play.
       if (max_recall > 0) s += 0.25 * c.score / max_recall;
@@ -301,25 +302,26 @@ class OfflineSufficiency final : public SufficiencyStage {
 
   absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in,
                                           StageCall* call) override {
-    std::vector<std::string> want;
+    // (stem, word as asked) of each distinct content word of the question.
+    std::vector<std::pair<std::string, std::string>> want;
     for (auto& t : ContentTokens(in.question)) {
-      if (!QuestionWords().contains(t) &&
-          std::find(want.begin(), want.end(), t) == want.end()) {
-        want.push_back(std::move(t));
-      }
+      if (QuestionWords().contains(t)) continue;
+      std::string stem = Stem(t);
+      bool dup = std::any_of(want.begin(), want.end(), [&](const auto& w) { return w.first == stem; });
+      if (!dup) want.emplace_back(stem, t);
     }
     absl::flat_hash_set<std::string> have;
     for (const auto& e : in.evidence) {
-      for (auto& t : Tokenize(e.text)) have.insert(std::move(t));
-      for (auto& t : Tokenize(e.speaker)) have.insert(std::move(t));
+      for (auto& t : StemmedTokens(e.text)) have.insert(std::move(t));
+      for (auto& t : StemmedTokens(e.speaker)) have.insert(std::move(t));
     }
     SufficiencyOutput out;
     size_t covered = 0;
-    for (const auto& t : want) {
-      if (have.contains(t)) {
+    for (const auto& [stem, word] : want) {
+      if (have.contains(stem)) {
         ++covered;
       } else if (out.search_term.empty()) {
-        out.search_term = t;
+        out.search_term = word;
       }
     }
     out.coverage = want.empty() ? 1.0 : static_cast<double>(covered) / want.size();
@@ -356,18 +358,21 @@ class OfflineAnswer final : public AnswerStage {
         person_question = true;
       }
     }
-    double best = 0;
+    double best = 0, max_score = 0;
     int best_i = -1;
+    for (const auto& e : in.evidence) max_score = std::max(max_score, e.score);
     for (size_t i = 0; i < in.evidence.size(); ++i) {
       const EvidenceItem& e = in.evidence[i];
       // Who said it counts: "What does Bob like?" is answered by Bob's words.
-      double s = LexicalScore(Tokenize(absl::StrCat(e.speaker, " ", e.text)), weights);
+      double s = LexicalScore(StemmedTokens(absl::StrCat(e.speaker, " ", e.text)), weights);
       // Never let a group conclusion stand in for a person's own stance.
       if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
       if (person_question &&
           (InRows(in.projection, e.speaker_id) || InRows(in.projection, e.owner))) {
         s *= 1.25;
       }
+      // Retrieval's ranking breaks near-ties, never creates an answer alone.
+      if (s > 0 && max_score > 0) s += 0.5 * e.score / max_score;
       if (s > best) {
         best = s;
         best_i = static_cast<int>(i);

@@ -112,6 +112,7 @@ struct EvidenceItem {
   std::string layer;    // System 2 layer name; empty for System 1
   int64_t timestamp_ms = 0;
   std::string text;
+  double score = 0;  // retrieval score; the offline answerer uses it to break ties
 };
 
 struct AnswerInput {

@@ -1,5 +1,7 @@
 #include "retrieval/text.h"
 
+#include <cstring>
+
 #include "absl/container/flat_hash_set.h"
 #include "retrieval/tokenizer.h"
 
@@ -12,8 +14,7 @@ bool IsStopword(const std::string& token) {
       "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during",
       "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
       "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
-      "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor",
-      "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+      "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
       "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such",
       "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there",
       "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
@@ -29,6 +30,29 @@ std::vector<std::string> ContentTokens(absl::string_view text) {
   for (auto& t : Tokenize(text)) {
     if (!IsStopword(t)) out.push_back(std::move(t));
   }
+  return out;
+}
+
+std::string Stem(const std::string& t) {
+  auto ends = [&](const char* suf) {
+    size_t n = std::strlen(suf);
+    return t.size() > n && t.compare(t.size() - n, n, suf) == 0;
+  };
+  if (t.size() > 4 && ends("ies")) return t.substr(0, t.size() - 3) + "y";
+  if (t.size() > 5 && ends("ing")) return t.substr(0, t.size() - 3);
+  if (t.size() > 4 && ends("ed")) return t.substr(0, t.size() - 2);
+  if (t.size() > 4 && (ends("ches") || ends("shes") || ends("sses") || ends("xes"))) {
+    return t.substr(0, t.size() - 2);
+  }
+  if (t.size() > 3 && ends("s") && !ends("ss") && !ends("us") && !ends("is")) {
+    return t.substr(0, t.size() - 1);
+  }
+  return t;
+}
+
+std::vector<std::string> StemmedTokens(absl::string_view text) {
+  std::vector<std::string> out = Tokenize(text);
+  for (auto& t : out) t = Stem(t);
   return out;
 }
 

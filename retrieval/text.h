@@ -15,6 +15,13 @@ bool IsStopword(const std::string& token);
 // Tokenize(text) without stopwords, in order, duplicates kept.
 std::vector<std::string> ContentTokens(absl::string_view text);
 
+// A light English suffix stripper ("needs" -> "need", "moved" -> "mov",
+// "parties" -> "party") for lexical matching in the offline stages; both
+// sides of a comparison must be stemmed the same way.
+std::string Stem(const std::string& token);
+// Tokenize(text) with every token stemmed.
+std::vector<std::string> StemmedTokens(absl::string_view text);
+
 // Position of the first occurrence of `needle` as a contiguous token run in
 // `haystack`, or -1.
 int FindTokenRun(const std::vector<std::string>& haystack,
