@@ -33,6 +33,8 @@ const std::vector<std::pair<std::string, std::string>>& EndpointFields() {
       {"temperature", "Sampling temperature of chat calls."},
       {"max_tokens", "Max output tokens per chat call; a reply cut there is an error."},
       {"timeout_ms", "Deadline of one call including retries and backoff."},
+      {"attempt_timeout_ms", "Limit of one HTTP attempt, retried within timeout_ms when hit; "
+                             "0: an attempt may use all the time left."},
       {"max_concurrency", "Requests in flight to the endpoint at once."},
       {"max_retries", "Retries on connect errors, timeouts, 429 and 5xx (never on 400/401/403)."},
       {"backoff_initial_ms", "First retry backoff (exponential, full jitter); Retry-After wins."},
@@ -69,6 +71,8 @@ absl::Status SetEndpointField(EndpointConfig* c, const std::string& key,
     return SetInt(key, value, 1, 1 << 20, &c->max_tokens);
   } else if (key == "timeout_ms") {
     return SetInt(key, value, 1, 3600000, &c->timeout_ms);
+  } else if (key == "attempt_timeout_ms") {
+    return SetInt(key, value, 0, 3600000, &c->attempt_timeout_ms);
   } else if (key == "max_concurrency") {
     return SetInt(key, value, 1, 4096, &c->max_concurrency);
   } else if (key == "max_retries") {
@@ -99,6 +103,7 @@ std::string GetEndpointField(const EndpointConfig& c, const std::string& key) {
   if (key == "temperature") return absl::StrCat(c.temperature);
   if (key == "max_tokens") return absl::StrCat(c.max_tokens);
   if (key == "timeout_ms") return absl::StrCat(c.timeout_ms);
+  if (key == "attempt_timeout_ms") return absl::StrCat(c.attempt_timeout_ms);
   if (key == "max_concurrency") return absl::StrCat(c.max_concurrency);
   if (key == "max_retries") return absl::StrCat(c.max_retries);
   if (key == "backoff_initial_ms") return absl::StrCat(c.backoff_initial_ms);

@@ -32,6 +32,10 @@ struct EndpointConfig {
   int max_tokens = 1024;
   // Deadline of one call including all retries and waits, in ms.
   int timeout_ms = 60000;
+  // Limit of one HTTP attempt; a slower attempt is abandoned and retried
+  // while the call's deadline allows. 0: an attempt may use all that is
+  // left of timeout_ms.
+  int attempt_timeout_ms = 0;
   // Requests in flight to this endpoint at once; more wait (within the
   // deadline).
   int max_concurrency = 8;

@@ -212,7 +212,12 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
       return absl::DeadlineExceededError(absl::StrCat(where, ": deadline exceeded"));
     }
     ++*attempts;
-    HttpResult r = Perform(stage, url, body, deadline);
+    Clock::time_point attempt_deadline = deadline;
+    if (config_.attempt_timeout_ms > 0) {
+      attempt_deadline =
+          std::min(deadline, Clock::now() + std::chrono::milliseconds(config_.attempt_timeout_ms));
+    }
+    HttpResult r = Perform(stage, url, body, attempt_deadline);
     slots_.Release();
 
     // Classify: success, final error, or retry with a reason.
@@ -220,7 +225,8 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     absl::Status final_error;
     if (r.curl == CURLE_OK && r.status >= 200 && r.status < 300) return r;
     if (r.curl == CURLE_OPERATION_TIMEDOUT) {
-      if (Clock::now() >= deadline) {
+      // An attempt that had all the time left used up the call's deadline.
+      if (attempt_deadline == deadline || Clock::now() >= deadline) {
         return absl::DeadlineExceededError(absl::StrCat(where, ": deadline exceeded after ",
                                                         *attempts, " attempts"));
       }

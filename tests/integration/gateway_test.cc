@@ -195,6 +195,21 @@ TEST_CASE("a call that cannot finish within its deadline is DEADLINE_EXCEEDED",
   CHECK(fake.count("") == 1);  // no retry past the deadline
 }
 
+TEST_CASE("an attempt slower than attempt_timeout_ms is abandoned and retried",
+          "[gateway][deadline]") {
+  FakeModelServer fake;
+  FakeReply slow{200, FakeModelServer::ChatBody("{}")};
+  slow.delay_ms = 2000;
+  fake.Enqueue("", slow);
+  auto c = Endpoint(fake);
+  c.timeout_ms = 10000;
+  c.attempt_timeout_ms = 200;
+  auto r = Client(c)->Chat(Req());
+  REQUIRE_OK(r);
+  CHECK(r->attempts == 2);
+  CHECK(fake.count("") == 2);
+}
+
 TEST_CASE("an unreachable endpoint is UNAVAILABLE after the retries", "[gateway]") {
   int dead_port;
   {
