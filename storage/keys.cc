@@ -102,6 +102,37 @@ std::string RosterKey(const ChannelRef& ch, absl::string_view speaker_id) {
   return k;
 }
 
+std::string RecordKey(const ChannelRef& ch, absl::string_view record_id) {
+  std::string k = ChannelPrefix(ch);
+  k.append(record_id.data(), record_id.size());
+  return k;
+}
+
+std::string RecordLayerKey(const ChannelRef& ch, absl::string_view record_id) {
+  std::string k = ChannelPrefix(ch);
+  k.push_back('x');
+  k.append(record_id.data(), record_id.size());
+  return k;
+}
+
+std::string WriterStateKey(const ChannelRef& ch) {
+  std::string k = ChannelPrefix(ch);
+  k.push_back('w');
+  return k;
+}
+
+std::string ParkedPrefix(const ChannelRef& ch) {
+  std::string k = ChannelPrefix(ch);
+  k.push_back('p');
+  return k;
+}
+
+std::string ParkedKey(const ChannelRef& ch, uint64_t first_seq) {
+  std::string k = ParkedPrefix(ch);
+  AppendBE64(first_seq, &k);
+  return k;
+}
+
 bool ParseChannelKey(absl::string_view key, ChannelRef* ch, absl::string_view* rest) {
   size_t a = key.find('\0');
   if (a == absl::string_view::npos) return false;

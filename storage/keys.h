@@ -9,7 +9,11 @@
 //   index     <prefix>i<message_id>                   -> seq BE64
 //   index     <prefix>s<speaker_id>\0<seq BE64>       -> ""
 //   index     <prefix>t<session>\0<turn BE32^sign><seq BE64> -> ""
+//   index     <prefix>x<record_id>                    -> layer code name
+//   core/profile/interaction/insight <prefix><record_id> -> StoredRecord
 //   meta      <prefix>c                               -> StoredChannel
+//   meta      <prefix>w                               -> StoredWriterState
+//   meta      <prefix>p<first_seq BE64>               -> StoredParked
 //   meta      <prefix>r<speaker_id>                   -> StoredRosterEntry
 //   default   format_version                          -> decimal int
 #ifndef SPEAKERMEM_STORAGE_KEYS_H_
@@ -44,6 +48,11 @@ std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session,
 std::string ChannelInfoKey(const ChannelRef& ch);
 std::string RosterKey(const ChannelRef& ch, absl::string_view speaker_id);
 std::string RosterPrefix(const ChannelRef& ch);
+std::string RecordKey(const ChannelRef& ch, absl::string_view record_id);
+std::string RecordLayerKey(const ChannelRef& ch, absl::string_view record_id);
+std::string WriterStateKey(const ChannelRef& ch);
+std::string ParkedPrefix(const ChannelRef& ch);
+std::string ParkedKey(const ChannelRef& ch, uint64_t first_seq);
 
 // Splits a key into tenant, channel and the remainder after the channel
 // prefix. Returns false when the key has no channel prefix.

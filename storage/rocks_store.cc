@@ -74,6 +74,54 @@ bool InTimeRange(const Message& m, int64_t start_ms, int64_t end_ms) {
   return true;
 }
 
+absl::StatusOr<ColumnFamily> LayerFamily(const std::string& layer) {
+  if (layer == "core") return ColumnFamily::kCore;
+  if (layer == "profile") return ColumnFamily::kProfile;
+  if (layer == "interaction") return ColumnFamily::kInteraction;
+  if (layer == "insight") return ColumnFamily::kInsight;
+  return absl::InvalidArgumentError(absl::StrCat("unknown layer '", layer, "'"));
+}
+
+constexpr ColumnFamily kLayerFamilies[] = {ColumnFamily::kCore, ColumnFamily::kProfile,
+                                           ColumnFamily::kInteraction, ColumnFamily::kInsight};
+constexpr const char* kLayerNames[] = {"core", "profile", "interaction", "insight"};
+
+Record FromStoredRecord(const StoredRecord& sr, std::string id, std::string layer) {
+  Record r;
+  r.record_id = std::move(id);
+  r.layer = std::move(layer);
+  r.content = sr.content();
+  r.source = sr.source();
+  r.owner = sr.owner();
+  r.utype = sr.utype();
+  r.event = sr.event();
+  r.valid_at_ms = sr.valid_at_ms();
+  r.from_ids.assign(sr.from_ids().begin(), sr.from_ids().end());
+  r.supersedes.assign(sr.supersedes().begin(), sr.supersedes().end());
+  r.superseded_by = sr.superseded_by();
+  r.writer_pos = sr.writer_pos();
+  r.session = sr.session();
+  r.created_ms = sr.created_ms();
+  r.operator_locked = sr.operator_locked();
+  return r;
+}
+
+void ToStoredRecord(const Record& r, StoredRecord* sr) {
+  sr->set_content(r.content);
+  sr->set_source(r.source);
+  sr->set_owner(r.owner);
+  sr->set_utype(r.utype);
+  sr->set_event(r.event);
+  sr->set_valid_at_ms(r.valid_at_ms);
+  for (const auto& f : r.from_ids) sr->add_from_ids(f);
+  for (const auto& f : r.supersedes) sr->add_supersedes(f);
+  sr->set_superseded_by(r.superseded_by);
+  sr->set_writer_pos(r.writer_pos);
+  sr->set_session(r.session);
+  sr->set_created_ms(r.created_ms);
+  sr->set_operator_locked(r.operator_locked);
+}
+
 // Cached per-channel state owned by the single writer process. Loaded from
 // the store on first use; replaced only after a successful write.
 struct ChannelState {
@@ -117,10 +165,23 @@ class RocksStore final : public Store {
   absl::Status ForEachMessage(
       const std::function<absl::Status(const ChannelRef&, const Message&)>& fn)
       override;
+  absl::Status ForEachChannel(
+      const std::function<absl::Status(const ChannelRef&, const ChannelInfo&)>& fn) override;
   uint64_t ApproximateSizeBytes() override;
   absl::Status Flush() override;
 
+  absl::StatusOr<WriterState> GetWriterState(const ChannelRef& channel) override;
+  absl::Status SetFlushUntil(const ChannelRef& channel, uint64_t seq) override;
+  absl::Status ApplySegment(const ChannelRef& channel, const SegmentApply& apply) override;
+  absl::StatusOr<std::vector<Record>> ListRecords(const ChannelRef& channel,
+                                                  const RecordQuery& query) override;
+  absl::StatusOr<Record> GetRecord(const ChannelRef& channel,
+                                   const std::string& record_id) override;
+  absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
+
  private:
+  absl::StatusOr<WriterState> ReadWriterState(const ChannelRef& ch);
+  absl::Status PutRecord(const ChannelRef& ch, const Record& r, rocksdb::WriteBatch* batch);
   rocksdb::ColumnFamilyHandle* cf(ColumnFamily f) const {
     return handles_[static_cast<int>(f)];
   }
@@ -551,6 +612,26 @@ absl::StatusOr<std::vector<ChannelInfo>> RocksStore::ListChannels(
   return out;
 }
 
+absl::Status RocksStore::ForEachChannel(
+    const std::function<absl::Status(const ChannelRef&, const ChannelInfo&)>& fn) {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta)));
+  it->SeekToFirst();
+  while (it->Valid()) {
+    ChannelRef ch;
+    absl::string_view rest;
+    std::string key = it->key().ToString();
+    if (!keys::ParseChannelKey(key, &ch, &rest)) {
+      return absl::DataLossError("malformed meta key");
+    }
+    bool exists = false;
+    SM_ASSIGN_OR_RETURN(ChannelInfo info, ReadChannelInfo(ch, &exists));
+    if (exists) SM_RETURN_IF_ERROR(fn(ch, info));
+    it->Seek(keys::ChannelPrefixEnd(ch));
+  }
+  return FromRocks(it->status(), "scan channels");
+}
+
 absl::Status RocksStore::ForEachMessage(
     const std::function<absl::Status(const ChannelRef&, const Message&)>& fn) {
   rocksdb::ReadOptions ro;
@@ -571,6 +652,161 @@ absl::Status RocksStore::ForEachMessage(
     SM_RETURN_IF_ERROR(fn(ch, FromStored(sm, keys::DecodeBE64(rest))));
   }
   return FromRocks(it->status(), "scan all messages");
+}
+
+absl::StatusOr<WriterState> RocksStore::ReadWriterState(const ChannelRef& ch) {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta),
+                               keys::WriterStateKey(ch), &value);
+  WriterState w;
+  if (s.IsNotFound()) return w;
+  SM_RETURN_IF_ERROR(FromRocks(s, "read writer state"));
+  StoredWriterState sw;
+  if (!sw.ParseFromString(value)) return absl::DataLossError("writer state is corrupt");
+  w.cursor_seq = sw.cursor_seq();
+  w.next_record = std::max<uint64_t>(1, sw.next_record());
+  w.flush_until = sw.flush_until();
+  w.segments = sw.segments();
+  return w;
+}
+
+absl::StatusOr<WriterState> RocksStore::GetWriterState(const ChannelRef& ch) {
+  return ReadWriterState(ch);
+}
+
+absl::Status RocksStore::SetFlushUntil(const ChannelRef& ch, uint64_t seq) {
+  std::shared_ptr<ChannelState> state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(state->mu);
+  SM_ASSIGN_OR_RETURN(WriterState w, ReadWriterState(ch));
+  if (seq <= w.flush_until) return absl::OkStatus();
+  StoredWriterState sw;
+  sw.set_cursor_seq(w.cursor_seq);
+  sw.set_next_record(w.next_record);
+  sw.set_flush_until(seq);
+  sw.set_segments(w.segments);
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return FromRocks(db_->Put(wo, cf(ColumnFamily::kMeta), keys::WriterStateKey(ch),
+                            sw.SerializeAsString()),
+                   "set flush mark");
+}
+
+absl::Status RocksStore::PutRecord(const ChannelRef& ch, const Record& r,
+                                   rocksdb::WriteBatch* batch) {
+  SM_ASSIGN_OR_RETURN(ColumnFamily family, LayerFamily(r.layer));
+  StoredRecord sr;
+  ToStoredRecord(r, &sr);
+  batch->Put(cf(family), keys::RecordKey(ch, r.record_id), sr.SerializeAsString());
+  batch->Put(cf(ColumnFamily::kIndex), keys::RecordLayerKey(ch, r.record_id), r.layer);
+  return absl::OkStatus();
+}
+
+absl::Status RocksStore::ApplySegment(const ChannelRef& ch, const SegmentApply& apply) {
+  std::shared_ptr<ChannelState> state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(state->mu);
+  SM_ASSIGN_OR_RETURN(WriterState w, ReadWriterState(ch));
+  if (w.cursor_seq != apply.expected_cursor) {
+    return absl::AbortedError(absl::StrCat("writer cursor is at ", w.cursor_seq, ", expected ",
+                                           apply.expected_cursor));
+  }
+  rocksdb::WriteBatch batch;
+  for (const Record& r : apply.new_records) SM_RETURN_IF_ERROR(PutRecord(ch, r, &batch));
+  for (const auto& [old_id, new_id] : apply.superseded) {
+    SM_ASSIGN_OR_RETURN(Record old, GetRecord(ch, old_id));
+    old.superseded_by = new_id;
+    SM_RETURN_IF_ERROR(PutRecord(ch, old, &batch));
+  }
+  StoredWriterState sw;
+  sw.set_cursor_seq(apply.new_cursor);
+  sw.set_next_record(std::max(apply.next_record, w.next_record));
+  sw.set_flush_until(w.flush_until);
+  sw.set_segments(w.segments + (apply.new_cursor != apply.expected_cursor ? 1 : 0));
+  batch.Put(cf(ColumnFamily::kMeta), keys::WriterStateKey(ch), sw.SerializeAsString());
+  if (apply.park) {
+    StoredParked sp;
+    sp.set_last_seq(apply.parked.last_seq);
+    sp.set_reason(apply.parked.reason);
+    sp.set_attempts(apply.parked.attempts);
+    sp.set_parked_ms(apply.parked.parked_ms);
+    batch.Put(cf(ColumnFamily::kMeta), keys::ParkedKey(ch, apply.parked.first_seq),
+              sp.SerializeAsString());
+  }
+  if (apply.unpark_first_seq != 0) {
+    batch.Delete(cf(ColumnFamily::kMeta), keys::ParkedKey(ch, apply.unpark_first_seq));
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return FromRocks(db_->Write(wo, &batch), "apply writer segment");
+}
+
+absl::StatusOr<Record> RocksStore::GetRecord(const ChannelRef& ch, const std::string& record_id) {
+  std::string layer;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex),
+                               keys::RecordLayerKey(ch, record_id), &layer);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(absl::StrCat("record '", record_id, "' not found"));
+  }
+  SM_RETURN_IF_ERROR(FromRocks(s, "find record"));
+  SM_ASSIGN_OR_RETURN(ColumnFamily family, LayerFamily(layer));
+  std::string value;
+  s = db_->Get(rocksdb::ReadOptions(), cf(family), keys::RecordKey(ch, record_id), &value);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(absl::StrCat("record '", record_id, "' not found"));
+  }
+  SM_RETURN_IF_ERROR(FromRocks(s, "read record"));
+  StoredRecord sr;
+  if (!sr.ParseFromString(value)) return absl::DataLossError("record is corrupt");
+  return FromStoredRecord(sr, record_id, layer);
+}
+
+absl::StatusOr<std::vector<Record>> RocksStore::ListRecords(const ChannelRef& ch,
+                                                            const RecordQuery& q) {
+  const std::string prefix = keys::ChannelPrefix(ch);
+  std::vector<Record> out;
+  StoredRecord sr;
+  for (size_t i = 0; i < 4; ++i) {
+    if (!q.layer.empty() && q.layer != kLayerNames[i]) continue;
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), cf(kLayerFamilies[i])));
+    std::string start = prefix + q.after_id;
+    if (!q.after_id.empty()) start.push_back('\0');
+    for (it->Seek(start); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      if (!sr.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+        return absl::DataLossError("record is corrupt");
+      }
+      if (!q.owner.empty() && sr.owner() != q.owner) continue;
+      if (!q.include_superseded && !sr.superseded_by().empty()) continue;
+      out.push_back(FromStoredRecord(sr, it->key().ToString().substr(prefix.size()),
+                                     kLayerNames[i]));
+    }
+    SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan records"));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Record& a, const Record& b) { return a.record_id < b.record_id; });
+  if (out.size() > q.limit) out.resize(q.limit);
+  return out;
+}
+
+absl::StatusOr<std::vector<ParkedSegment>> RocksStore::ListParked(const ChannelRef& ch) {
+  const std::string prefix = keys::ParkedPrefix(ch);
+  std::vector<ParkedSegment> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta)));
+  StoredParked sp;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    if (!sp.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return absl::DataLossError("parked segment is corrupt");
+    }
+    ParkedSegment p;
+    p.first_seq = keys::DecodeBE64(absl::string_view(it->key().data() + prefix.size(), 8));
+    p.last_seq = sp.last_seq();
+    p.reason = sp.reason();
+    p.attempts = sp.attempts();
+    p.parked_ms = sp.parked_ms();
+    out.push_back(std::move(p));
+  }
+  SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan parked segments"));
+  return out;
 }
 
 uint64_t RocksStore::ApproximateSizeBytes() {

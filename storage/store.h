@@ -100,11 +100,38 @@ class Store {
   virtual absl::StatusOr<std::vector<ChannelInfo>> ListChannels(
       const std::string& tenant, const std::string& after, uint32_t limit) = 0;
 
+  // Calls `fn` for every channel of every tenant.
+  virtual absl::Status ForEachChannel(
+      const std::function<absl::Status(const ChannelRef&, const ChannelInfo&)>& fn) = 0;
+
   // Calls `fn` for every stored message of every channel of every tenant,
   // each channel's messages in seq order. Stops and returns the first non-OK
   // status `fn` returns. Used to rebuild in-memory indexes at start.
   virtual absl::Status ForEachMessage(
       const std::function<absl::Status(const ChannelRef&, const Message&)>& fn) = 0;
+
+  // ---------------------------------------------------------------- System 2
+
+  // The channel's Writer state (zeros when the Writer never ran on it).
+  virtual absl::StatusOr<WriterState> GetWriterState(const ChannelRef& channel) = 0;
+
+  // Raises flush_until to `seq` (never lowers it), durably.
+  virtual absl::Status SetFlushUntil(const ChannelRef& channel, uint64_t seq) = 0;
+
+  // Applies one Writer step atomically (see SegmentApply). ABORTED when the
+  // cursor is not at expected_cursor (the step was applied already, or
+  // another writer moved it); nothing is written then.
+  virtual absl::Status ApplySegment(const ChannelRef& channel, const SegmentApply& apply) = 0;
+
+  // Records in record-id (creation) order after query.after_id, filtered.
+  virtual absl::StatusOr<std::vector<Record>> ListRecords(const ChannelRef& channel,
+                                                          const RecordQuery& query) = 0;
+
+  // NOT_FOUND for an unknown record id.
+  virtual absl::StatusOr<Record> GetRecord(const ChannelRef& channel,
+                                           const std::string& record_id) = 0;
+
+  virtual absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) = 0;
 
   // Approximate bytes on disk plus in memtables.
   virtual uint64_t ApproximateSizeBytes() = 0;

@@ -91,6 +91,72 @@ struct MessagePage {
   uint64_t next_after_seq = 0;  // 0 when there are no more messages
 };
 
+// ------------------------------------------------------------------ System 2
+
+// A derived record (DESIGN 1). Layers by code name: core, profile,
+// interaction, insight.
+struct Record {
+  std::string record_id;  // "r" + 12 digits, per channel, in creation order
+  std::string content;
+  std::string source;  // speaker id, or "operator" for corrections
+  std::string owner;   // speaker id, or "GROUP" for group layers
+  std::string layer;
+  std::string utype;  // fact, stance, observation, decision, relation
+  std::string event;
+  int64_t valid_at_ms = 0;
+  std::vector<std::string> from_ids;    // supporting System 1 message ids
+  std::vector<std::string> supersedes;  // the record(s) this one revises
+  std::string superseded_by;            // empty while it is a head
+  std::string writer_pos;               // segment "first_seq-last_seq"
+  std::string session;
+  int64_t created_ms = 0;
+  // Set on operator corrections: the Writer may not UPDATE this record.
+  bool operator_locked = false;
+
+  bool active() const { return superseded_by.empty(); }
+};
+
+// The Writer's progress on a channel, in the meta family.
+struct WriterState {
+  uint64_t cursor_seq = 0;   // every message up to here has been derived (or parked)
+  uint64_t next_record = 1;  // next record number
+  uint64_t flush_until = 0;  // messages up to here may form a short segment
+  uint64_t segments = 0;     // segments applied
+};
+
+// A segment that kept failing, set aside to retry later.
+struct ParkedSegment {
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  std::string reason;
+  uint32_t attempts = 0;
+  int64_t parked_ms = 0;
+};
+
+// One atomic Writer step. The store checks the channel's cursor equals
+// expected_cursor (so a replayed segment is applied exactly once), then in
+// one write batch: adds new_records, marks each superseded pair (old id ->
+// new id), sets the cursor to new_cursor and next_record, and adds or
+// removes a parked segment.
+struct SegmentApply {
+  uint64_t expected_cursor = 0;
+  uint64_t new_cursor = 0;
+  uint64_t next_record = 0;
+  std::vector<Record> new_records;
+  std::vector<std::pair<std::string, std::string>> superseded;
+  bool park = false;
+  ParkedSegment parked;            // with park
+  uint64_t unpark_first_seq = 0;   // non-zero: remove this parked segment
+};
+
+struct RecordQuery {
+  std::string owner;  // empty: all owners
+  std::string layer;  // empty: all layers
+  bool include_superseded = false;
+  std::string after_id;  // page cursor
+  uint32_t limit = 100;
+};
+
 }  // namespace speakermem::storage
 
 #endif  // SPEAKERMEM_STORAGE_TYPES_H_

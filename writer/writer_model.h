@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "llm/config.h"
 #include "llm/model_client.h"
 
 namespace speakermem::writer {
@@ -75,6 +76,8 @@ struct WriterAction {
 struct WriterOutput {
   std::string raw_text;               // the model's text, verbatim
   std::vector<WriterAction> actions;  // parsed, not yet validated
+  // Set when raw_text held no parseable action list (actions is empty).
+  std::string parse_error;
 };
 
 // Thread-safe.
@@ -95,6 +98,17 @@ std::string SerializeWriterActions(const std::vector<WriterAction>& actions);
 
 // The rule-based Writer (offline provider): deterministic, no model.
 std::unique_ptr<WriterModel> NewOfflineWriter();
+
+// The model-backed Writer: renders the Writer prompt, calls `client`, keeps
+// the raw reply and parses it (an unparseable reply is returned with
+// parse_error set; transport errors and truncation are errors).
+std::unique_ptr<WriterModel> NewModelWriter(std::shared_ptr<llm::ModelClient> client);
+
+// The Writer of `config` ("writer" stage). FAILED_PRECONDITION when its API
+// key variable is unset.
+absl::StatusOr<std::unique_ptr<WriterModel>> BuildWriter(const llm::ModelsConfig& config,
+                                                         llm::LlmMetrics* metrics,
+                                                         const llm::EnvLookup& env = llm::GetEnv);
 
 }  // namespace speakermem::writer
 

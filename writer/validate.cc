@@ -1,0 +1,246 @@
+#include "writer/validate.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "retrieval/text.h"
+#include "retrieval/tokenizer.h"
+
+namespace speakermem::writer {
+namespace {
+
+bool SameName(const std::string& a, const std::string& b) {
+  return absl::AsciiStrToLower(a) == absl::AsciiStrToLower(b);
+}
+
+// The roster id `name` refers to (id or alias, case-insensitive), or "".
+std::string ResolveMember(const std::string& name, const std::vector<WriterRosterMember>& roster) {
+  for (const auto& m : roster) {
+    if (SameName(m.speaker_id, name)) return m.speaker_id;
+  }
+  for (const auto& m : roster) {
+    for (const auto& a : m.aliases) {
+      if (SameName(a, name)) return m.speaker_id;
+    }
+  }
+  return "";
+}
+
+std::string RecordId(uint64_t n) { return absl::StrFormat("r%012d", n); }
+
+}  // namespace
+
+std::string NormalizeContent(const std::string& content) {
+  std::string out;
+  bool space = false;
+  for (unsigned char c : content) {
+    if (absl::ascii_isalnum(c) || c >= 0x80) {
+      if (space && !out.empty()) out.push_back(' ');
+      out.push_back(static_cast<char>(absl::ascii_tolower(c)));
+      space = false;
+    } else {
+      space = true;
+    }
+  }
+  return out;
+}
+
+ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
+                                 const ValidationContext& ctx) {
+  ValidationReport rep;
+  // Current contents per (owner, layer), for duplicates against the state.
+  std::set<std::tuple<std::string, std::string, std::string>> state;
+  for (const auto& [id, r] : ctx.records) {
+    if (r.active()) state.emplace(r.owner, r.layer, NormalizeContent(r.content));
+  }
+  std::set<std::tuple<std::string, std::string, std::string>> batch;
+  std::set<std::string> updated;
+  size_t applied = 0;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const WriterAction& a = actions[i];
+    auto reject = [&](const char* reason) { rep.rejected.push_back(Rejection{i, reason}); };
+    if (a.type == WriterAction::Type::kUnknown) {
+      reject("unknown_action");
+      continue;
+    }
+    if (a.type == WriterAction::Type::kNoop) {
+      ++rep.noops;
+      continue;
+    }
+    if (applied >= ctx.max_actions) {
+      reject("over_budget");
+      continue;
+    }
+    std::string content(absl::StripAsciiWhitespace(a.content));
+    if (content.empty()) {
+      reject("empty_content");
+      continue;
+    }
+    if (content.size() > kMaxContentBytes) {
+      reject("content_too_long");
+      continue;
+    }
+    WriterAction out = a;
+    out.content = content;
+    if (a.type == WriterAction::Type::kUpdate) {
+      auto it = ctx.records.find(a.entry_id);
+      if (it == ctx.records.end()) {
+        reject("missing_entry");
+        continue;
+      }
+      const storage::Record& head = it->second;
+      if (!head.active() || updated.count(head.record_id)) {
+        reject("entry_not_active");
+        continue;
+      }
+      if (head.operator_locked) {
+        reject("operator_locked");
+        continue;
+      }
+      if (NormalizeContent(content) == NormalizeContent(head.content)) {
+        reject("unchanged_update");
+        continue;
+      }
+      out.owner = head.owner;
+      out.source = head.source;
+      out.layer = head.layer;
+      out.utype = head.utype;
+      updated.insert(head.record_id);
+    } else {
+      out.layer = NormalizeLayer(a.layer);
+      if (out.layer.empty()) {
+        reject("bad_layer");
+        continue;
+      }
+      const bool group = IsGroupLayer(out.layer);
+      if (group) {
+        if (!SameName(a.owner, kGroupOwner)) {
+          reject(ResolveMember(a.owner, ctx.roster).empty() ? "unknown_owner" : "scope_mismatch");
+          continue;
+        }
+        out.owner = kGroupOwner;
+      } else {
+        if (SameName(a.owner, kGroupOwner)) {
+          reject("scope_mismatch");
+          continue;
+        }
+        out.owner = ResolveMember(a.owner, ctx.roster);
+        if (out.owner.empty()) {
+          reject("unknown_owner");
+          continue;
+        }
+      }
+      out.source = ResolveMember(a.source, ctx.roster);
+      if (out.source.empty()) {
+        reject("unknown_source");
+        continue;
+      }
+      if (out.utype.empty()) out.utype = "observation";
+    }
+    auto key = std::make_tuple(out.owner, out.layer, NormalizeContent(out.content));
+    if (batch.count(key)) {
+      reject("duplicate_in_batch");
+      continue;
+    }
+    if (a.type == WriterAction::Type::kAdd && state.count(key)) {
+      reject("duplicate_of_state");
+      continue;
+    }
+    batch.insert(key);
+    rep.accepted.push_back(std::move(out));
+    ++applied;
+  }
+  return rep;
+}
+
+namespace {
+
+// Up to three supporting message ids for a record about `owner` from
+// `source` with `content`.
+std::vector<const storage::Message*> Support(const std::string& owner, const std::string& source,
+                                             const std::string& content,
+                                             const std::vector<WriterRosterMember>& roster,
+                                             const std::vector<storage::Message>& segment) {
+  std::vector<std::string> names;
+  for (const auto& m : roster) {
+    if (m.speaker_id == owner) {
+      names = m.aliases;
+      names.push_back(m.speaker_id);
+    }
+  }
+  std::vector<std::string> want = retrieval::StemmedTokens(content);
+  std::set<std::string> want_set(want.begin(), want.end());
+  struct Scored {
+    double score;
+    const storage::Message* m;
+  };
+  std::vector<Scored> scored;
+  for (const auto& m : segment) {
+    bool by_owner = m.speaker_id == owner;
+    bool by_source = m.speaker_id == source;
+    bool names_owner = false;
+    std::vector<std::string> toks = retrieval::Tokenize(m.text);
+    for (const auto& n : names) {
+      names_owner = names_owner || retrieval::FindTokenRun(toks, retrieval::Tokenize(n)) >= 0;
+    }
+    if (owner != kGroupOwner && !by_owner && !names_owner && !by_source) continue;
+    double overlap = 0;
+    std::set<std::string> seen;
+    for (const auto& t : retrieval::StemmedTokens(m.text)) {
+      if (want_set.count(t) && !retrieval::IsStopword(t) && seen.insert(t).second) overlap += 1;
+    }
+    if (by_source) overlap += 0.5;
+    scored.push_back(Scored{overlap, &m});
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const Scored& a, const Scored& b) { return a.score > b.score; });
+  std::vector<const storage::Message*> out;
+  for (const auto& s : scored) {
+    if (out.size() >= 3 || (s.score < 1.0 && !out.empty())) break;
+    out.push_back(s.m);
+  }
+  if (out.empty() && !segment.empty()) out.push_back(&segment.back());
+  return out;
+}
+
+}  // namespace
+
+storage::SegmentApply BuildApply(const ValidationReport& report, const ValidationContext& ctx,
+                                 const std::vector<storage::Message>& segment,
+                                 const storage::WriterState& state, int64_t now_ms) {
+  storage::SegmentApply apply;
+  apply.expected_cursor = state.cursor_seq;
+  apply.new_cursor = segment.empty() ? state.cursor_seq : segment.back().seq;
+  uint64_t next = state.next_record;
+  const std::string pos = segment.empty()
+                              ? ""
+                              : absl::StrCat(segment.front().seq, "-", segment.back().seq);
+  for (const WriterAction& a : report.accepted) {
+    storage::Record r;
+    r.record_id = RecordId(next++);
+    r.content = a.content;
+    r.owner = a.owner;
+    r.source = a.source;
+    r.layer = a.layer;
+    r.utype = a.utype;
+    r.writer_pos = pos;
+    r.session = segment.empty() ? "" : segment.back().session;
+    r.created_ms = now_ms;
+    for (const storage::Message* m : Support(a.owner, a.source, a.content, ctx.roster, segment)) {
+      r.from_ids.push_back(m->message_id);
+      r.valid_at_ms = std::max(r.valid_at_ms, m->timestamp_ms);
+    }
+    if (a.type == WriterAction::Type::kUpdate) {
+      r.supersedes.push_back(a.entry_id);
+      apply.superseded.emplace_back(a.entry_id, r.record_id);
+    }
+    apply.new_records.push_back(std::move(r));
+  }
+  apply.next_record = next;
+  return apply;
+}
+
+}  // namespace speakermem::writer

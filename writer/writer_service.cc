@@ -1,0 +1,549 @@
+#include "writer/writer_service.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "retrieval/text.h"
+#include "storage/store.h"
+#include "writer/segmenter.h"
+#include "writer/validate.h"
+
+namespace speakermem::writer {
+namespace {
+
+using storage::ChannelRef;
+
+// Writer metrics; all no-ops without a registry.
+class WriterMetrics {
+ public:
+  explicit WriterMetrics(prometheus::Registry* r) {
+    if (r == nullptr) return;
+    backlog_ = &prometheus::BuildGauge()
+                    .Name("speakermem_writer_backlog_messages")
+                    .Help("Messages stored but not yet derived by the Writer.")
+                    .Register(*r)
+                    .Add({});
+    queue_ = &prometheus::BuildGauge()
+                  .Name("speakermem_writer_queue_depth")
+                  .Help("Channels waiting for a Writer worker.")
+                  .Register(*r)
+                  .Add({});
+    latency_ = &prometheus::BuildHistogram()
+                    .Name("speakermem_writer_segment_seconds")
+                    .Help("Time to derive and apply one segment, model calls included.")
+                    .Register(*r)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{
+                                 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120});
+    segments_ = &prometheus::BuildCounter()
+                     .Name("speakermem_writer_segments_total")
+                     .Help("Segments by outcome: applied, parked, recovered (a parked one "
+                           "applied later).")
+                     .Register(*r);
+    actions_ = &prometheus::BuildCounter()
+                    .Name("speakermem_writer_actions_total")
+                    .Help("Writer actions applied, by type (add, update, noop).")
+                    .Register(*r);
+    rejected_ = &prometheus::BuildCounter()
+                     .Name("speakermem_writer_rejected_actions_total")
+                     .Help("Writer actions dropped by validation, by reason.")
+                     .Register(*r);
+    parked_ = &prometheus::BuildGauge()
+                   .Name("speakermem_writer_parked_segments")
+                   .Help("Segments set aside after repeated failures, awaiting retry.")
+                   .Register(*r)
+                   .Add({});
+  }
+  void SetBacklog(double v) { if (backlog_) backlog_->Set(v); }
+  void SetQueue(double v) { if (queue_) queue_->Set(v); }
+  void ObserveSegment(double secs) { if (latency_) latency_->Observe(secs); }
+  void Segment(const std::string& outcome) {
+    if (segments_) segments_->Add({{"outcome", outcome}}).Increment();
+  }
+  void Action(const std::string& type, double n) {
+    if (actions_ && n > 0) actions_->Add({{"type", type}}).Increment(n);
+  }
+  void Rejected(const std::string& reason) {
+    if (rejected_) rejected_->Add({{"reason", reason}}).Increment();
+  }
+  void ParkedDelta(double d) { if (parked_) parked_->Increment(d); }
+
+ private:
+  prometheus::Gauge* backlog_ = nullptr;
+  prometheus::Gauge* queue_ = nullptr;
+  prometheus::Histogram* latency_ = nullptr;
+  prometheus::Family<prometheus::Counter>* segments_ = nullptr;
+  prometheus::Family<prometheus::Counter>* actions_ = nullptr;
+  prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
+  prometheus::Gauge* parked_ = nullptr;
+};
+
+struct ChannelWork {
+  bool queued = false;
+  bool running = false;
+  bool dirty = false;  // notified while queued/running or while the queue was full
+  int64_t last_notify_ms = 0;
+  uint64_t newest = 0;
+  uint64_t cursor = 0;
+  uint64_t flushed = 0;  // flush mark already written by the idle sweeper
+};
+
+class WriterServiceImpl final : public WriterService {
+ public:
+  WriterServiceImpl(storage::Store* store, std::unique_ptr<WriterModel> model,
+                    const WriterOptions& options, Clock* clock, prometheus::Registry* registry)
+      : store_(store),
+        model_(std::move(model)),
+        options_(options),
+        clock_(clock),
+        metrics_(registry) {}
+
+  ~WriterServiceImpl() override { Stop(); }
+
+  absl::Status Start() override;
+  void Stop() override;
+  void Notify(const ChannelRef& channel, uint64_t newest_seq) override;
+  absl::Status Flush(const ChannelRef& channel, bool wait,
+                     std::chrono::milliseconds timeout) override;
+  uint64_t Backlog() const override;
+
+ private:
+  void WorkerLoop();
+  void SweeperLoop();
+  // REQUIRES: mu_ held.
+  void EnqueueLocked(const ChannelRef& ch, ChannelWork* w);
+  void ProcessChannel(const ChannelRef& ch);
+  // Derives one segment; returns false to stop processing the channel.
+  bool RunSegment(const ChannelRef& ch, const storage::WriterState& state,
+                  const Segment& seg);
+  void RetryParked(const ChannelRef& ch);
+  // Model + validation for a segment. Non-OK when the model kept failing.
+  absl::StatusOr<ValidationReport> Derive(const ChannelRef& ch, const Segment& seg,
+                                          ValidationContext* ctx, uint32_t* attempts);
+  std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg) const;
+  void Applied(const ChannelRef& ch, uint64_t cursor);
+  bool stopping() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopping_;
+  }
+
+  storage::Store* const store_;
+  const std::unique_ptr<WriterModel> model_;
+  const WriterOptions options_;
+  Clock* const clock_;
+  WriterMetrics metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // queue_ non-empty or stopping_
+  std::condition_variable done_cv_;  // a cursor moved
+  std::map<ChannelRef, ChannelWork> channels_;  // guarded by mu_
+  std::deque<ChannelRef> queue_;                // guarded by mu_
+  bool started_ = false;                        // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
+  std::vector<std::thread> workers_;
+  std::thread sweeper_;
+};
+
+absl::Status WriterServiceImpl::Start() {
+  // Channels with pending work from before a restart.
+  std::vector<std::pair<ChannelRef, uint64_t>> pending;
+  absl::Status s = store_->ForEachChannel(
+      [&](const ChannelRef& ch, const storage::ChannelInfo& info) -> absl::Status {
+        absl::StatusOr<storage::WriterState> w = store_->GetWriterState(ch);
+        if (!w.ok()) return w.status();
+        std::lock_guard<std::mutex> lock(mu_);
+        ChannelWork& work = channels_[ch];
+        work.newest = info.last_seq;
+        work.cursor = w->cursor_seq;
+        work.flushed = w->flush_until;
+        work.last_notify_ms = clock_->NowMs();
+        if (info.last_seq > w->cursor_seq) work.dirty = true;
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return absl::OkStatus();
+  started_ = true;
+  for (auto& [ch, w] : channels_) {
+    if (w.dirty) EnqueueLocked(ch, &w);
+  }
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  sweeper_ = std::thread([this] { SweeperLoop(); });
+  return absl::OkStatus();
+}
+
+void WriterServiceImpl::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || !started_) {
+      stopping_ = true;
+      return;
+    }
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  done_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+void WriterServiceImpl::EnqueueLocked(const ChannelRef& ch, ChannelWork* w) {
+  if (w->queued || w->running || stopping_) {
+    w->dirty = true;
+    return;
+  }
+  if (queue_.size() >= options_.queue_capacity) {
+    w->dirty = true;  // the sweeper retries when room frees
+    return;
+  }
+  queue_.push_back(ch);
+  w->queued = true;
+  w->dirty = false;
+  work_cv_.notify_one();
+}
+
+void WriterServiceImpl::Notify(const ChannelRef& ch, uint64_t newest_seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ChannelWork& w = channels_[ch];
+  w.newest = std::max(w.newest, newest_seq);
+  w.last_notify_ms = clock_->NowMs();
+  if (started_) EnqueueLocked(ch, &w);
+  else w.dirty = true;
+}
+
+uint64_t WriterServiceImpl::Backlog() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t total = 0;
+  for (const auto& [ch, w] : channels_) total += w.newest > w.cursor ? w.newest - w.cursor : 0;
+  return total;
+}
+
+void WriterServiceImpl::Applied(const ChannelRef& ch, uint64_t cursor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ChannelWork& w = channels_[ch];
+  w.cursor = std::max(w.cursor, cursor);
+  done_cv_.notify_all();
+}
+
+absl::Status WriterServiceImpl::Flush(const ChannelRef& ch, bool wait,
+                                      std::chrono::milliseconds timeout) {
+  absl::StatusOr<storage::ChannelInfo> info = store_->GetChannelInfo(ch);
+  if (!info.ok()) return info.status();
+  absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
+  if (!state.ok()) return state.status();
+  absl::Status s = store_->SetFlushUntil(ch, info->last_seq);
+  if (!s.ok()) return s;
+  const uint64_t target = info->last_seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ChannelWork& w = channels_[ch];
+    w.cursor = std::max(w.cursor, state->cursor_seq);
+    w.flushed = std::max(w.flushed, target);
+  }
+  Notify(ch, target);
+  if (!wait) return absl::OkStatus();
+  std::unique_lock<std::mutex> lock(mu_);
+  bool done = done_cv_.wait_for(lock, timeout, [&] {
+    return stopping_ || channels_[ch].cursor >= target;
+  });
+  if (channels_[ch].cursor >= target) return absl::OkStatus();
+  if (stopping_) return absl::UnavailableError("the Writer is stopping");
+  (void)done;
+  return absl::DeadlineExceededError(absl::StrCat(
+      "flush of '", ch.channel, "' not finished within ", timeout.count(), " ms (cursor ",
+      channels_[ch].cursor, " of ", target, ")"));
+}
+
+void WriterServiceImpl::WorkerLoop() {
+  for (;;) {
+    ChannelRef ch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      ch = queue_.front();
+      queue_.pop_front();
+      ChannelWork& w = channels_[ch];
+      w.queued = false;
+      w.running = true;
+      w.dirty = false;
+    }
+    ProcessChannel(ch);
+    std::lock_guard<std::mutex> lock(mu_);
+    ChannelWork& w = channels_[ch];
+    w.running = false;
+    if (w.dirty) {
+      w.dirty = false;
+      EnqueueLocked(ch, &w);
+    }
+    done_cv_.notify_all();
+  }
+}
+
+void WriterServiceImpl::SweeperLoop() {
+  int64_t last_parked_scan = clock_->NowMs();
+  for (;;) {
+    std::vector<std::pair<ChannelRef, uint64_t>> to_flush;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
+      if (stopping_) return;
+      const int64_t now = clock_->NowMs();
+      uint64_t backlog = 0;
+      const bool parked_due = now - last_parked_scan >= options_.parked_retry_ms;
+      for (auto& [ch, w] : channels_) {
+        backlog += w.newest > w.cursor ? w.newest - w.cursor : 0;
+        if (options_.idle_flush_ms > 0 && w.newest > w.cursor && w.newest > w.flushed &&
+            now - w.last_notify_ms >= options_.idle_flush_ms) {
+          to_flush.emplace_back(ch, w.newest);
+        }
+        if (parked_due) w.dirty = true;
+        if (w.dirty && !w.queued && !w.running) EnqueueLocked(ch, &w);
+      }
+      if (parked_due) last_parked_scan = now;
+      metrics_.SetBacklog(static_cast<double>(backlog));
+      metrics_.SetQueue(static_cast<double>(queue_.size()));
+    }
+    for (const auto& [ch, seq] : to_flush) {
+      absl::Status s = store_->SetFlushUntil(ch, seq);
+      if (!s.ok()) {
+        LOG_WARN("idle flush failed").Str("channel", ch.channel).Str("error", s.message());
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      ChannelWork& w = channels_[ch];
+      w.flushed = std::max(w.flushed, seq);
+      EnqueueLocked(ch, &w);
+    }
+  }
+}
+
+void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
+  while (!stopping()) {
+    absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
+    if (!state.ok()) {
+      LOG_ERROR("writer state unreadable").Str("channel", ch.channel).Str("error", state.status().message());
+      return;
+    }
+    Applied(ch, state->cursor_seq);
+    absl::StatusOr<std::optional<Segment>> seg = NextSegment(store_, ch, *state, options_.window);
+    if (!seg.ok()) {
+      LOG_ERROR("segmenting failed").Str("channel", ch.channel).Str("error", seg.status().message());
+      return;
+    }
+    if (!seg->has_value()) break;
+    if (!RunSegment(ch, *state, **seg)) return;
+  }
+  if (!stopping()) RetryParked(ch);
+}
+
+std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& ctx,
+                                                      const Segment& seg) const {
+  std::set<std::string> speakers;
+  std::string text;
+  for (const auto& m : seg.messages) {
+    speakers.insert(m.speaker_id);
+    absl::StrAppend(&text, m.text, " ");
+  }
+  std::vector<std::string> seg_tokens = retrieval::StemmedTokens(text);
+  std::set<std::string> seg_set(seg_tokens.begin(), seg_tokens.end());
+  struct Ranked {
+    int tier;  // 0: a segment speaker's or GROUP's; 1: others
+    double sim;
+    const storage::Record* r;
+  };
+  std::vector<Ranked> ranked;
+  for (const auto& [id, r] : ctx.records) {
+    if (!r.active()) continue;
+    double overlap = 0;
+    std::vector<std::string> toks = retrieval::StemmedTokens(r.content);
+    for (const auto& t : toks) overlap += seg_set.count(t) && !retrieval::IsStopword(t);
+    double sim = toks.empty() ? 0 : overlap / static_cast<double>(toks.size());
+    int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
+    ranked.push_back(Ranked{tier, sim, &r});
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.sim != b.sim) return a.sim > b.sim;
+    return a.r->record_id > b.r->record_id;  // newer first
+  });
+  std::vector<WriterHead> out;
+  size_t tokens = 0;
+  for (const auto& x : ranked) {
+    if (out.size() >= options_.max_heads) break;
+    size_t cost = llm::EstimateTokens(x.r->content) + 16;
+    if (tokens + cost > options_.head_token_budget) continue;
+    tokens += cost;
+    const storage::Record& r = *x.r;
+    out.push_back(WriterHead{r.record_id, r.layer, r.owner, r.source, r.utype, r.content,
+                             r.valid_at_ms});
+  }
+  return out;
+}
+
+absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(const ChannelRef& ch,
+                                                           const Segment& seg,
+                                                           ValidationContext* ctx,
+                                                           uint32_t* attempts) {
+  absl::StatusOr<std::vector<storage::RosterEntry>> roster = store_->GetRoster(ch);
+  if (!roster.ok()) return roster.status();
+  for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
+  storage::RecordQuery q;
+  q.include_superseded = true;
+  q.limit = UINT32_MAX;
+  absl::StatusOr<std::vector<storage::Record>> records = store_->ListRecords(ch, q);
+  if (!records.ok()) return records.status();
+  for (auto& r : *records) ctx->records.emplace(r.record_id, std::move(r));
+  ctx->max_actions = std::max<size_t>(8, 2 * seg.messages.size());
+
+  WriterInput in;
+  in.roster = ctx->roster;
+  in.heads = BoundHeads(*ctx, seg);
+  in.max_actions = ctx->max_actions;
+  for (const auto& m : seg.messages) {
+    in.messages.push_back(
+        WriterMessage{m.message_id, m.speaker_id, m.speaker, m.text, m.timestamp_ms, m.session});
+  }
+  absl::Status last = absl::UnknownError("no attempt");
+  int backoff = options_.retry_backoff_ms;
+  for (int a = 0; a < std::max(1, options_.max_attempts); ++a) {
+    ++*attempts;
+    llm::StageCall call;
+    absl::StatusOr<WriterOutput> out = model_->Write(in, &call);
+    if (out.ok() && out->parse_error.empty()) return ValidateActions(out->actions, *ctx);
+    if (out.ok()) {
+      metrics_.Rejected("invalid_json");
+      last = absl::InvalidArgumentError(absl::StrCat("invalid_json: ", out->parse_error));
+    } else {
+      last = out.status();
+    }
+    LOG_WARN("writer attempt failed")
+        .Str("channel", ch.channel)
+        .Int("first_seq", static_cast<int64_t>(seg.first_seq()))
+        .Int("attempt", a + 1)
+        .Str("error", last.message());
+    if (a + 1 < options_.max_attempts) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (work_cv_.wait_for(lock, std::chrono::milliseconds(backoff), [&] { return stopping_; })) {
+        return absl::CancelledError("stopping");
+      }
+      backoff *= 2;
+    }
+  }
+  return last;
+}
+
+bool WriterServiceImpl::RunSegment(const ChannelRef& ch, const storage::WriterState& state,
+                                   const Segment& seg) {
+  auto start = std::chrono::steady_clock::now();
+  ValidationContext ctx;
+  uint32_t attempts = 0;
+  absl::StatusOr<ValidationReport> report = Derive(ch, seg, &ctx, &attempts);
+  if (absl::IsCancelled(report.status())) return false;  // stopping: stays pending
+  storage::SegmentApply apply;
+  std::string outcome = "applied";
+  if (report.ok()) {
+    apply = BuildApply(*report, ctx, seg.messages, state, clock_->NowMs());
+  } else {
+    // The model kept failing: set the segment aside and move on, so the
+    // channel's later messages are not held up. It is retried later.
+    apply.expected_cursor = state.cursor_seq;
+    apply.new_cursor = seg.last_seq();
+    apply.next_record = state.next_record;
+    apply.park = true;
+    apply.parked = storage::ParkedSegment{seg.first_seq(), seg.last_seq(),
+                                          std::string(report.status().message()), attempts,
+                                          clock_->NowMs()};
+    outcome = "parked";
+  }
+  absl::Status s = store_->ApplySegment(ch, apply);
+  if (absl::IsAborted(s)) return true;  // applied already: re-read and go on
+  if (!s.ok()) {
+    LOG_ERROR("writer apply failed").Str("channel", ch.channel).Str("error", s.message());
+    return false;
+  }
+  metrics_.Segment(outcome);
+  metrics_.ObserveSegment(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (report.ok()) {
+    size_t updates = 0;
+    for (const auto& a : report->accepted) updates += a.type == WriterAction::Type::kUpdate;
+    metrics_.Action("add", static_cast<double>(report->accepted.size() - updates));
+    metrics_.Action("update", static_cast<double>(updates));
+    metrics_.Action("noop", static_cast<double>(report->noops));
+    for (const auto& r : report->rejected) metrics_.Rejected(r.reason);
+  } else {
+    metrics_.ParkedDelta(1);
+    LOG_WARN("segment parked")
+        .Str("channel", ch.channel)
+        .Int("first_seq", static_cast<int64_t>(seg.first_seq()))
+        .Int("last_seq", static_cast<int64_t>(seg.last_seq()))
+        .Str("reason", report.status().message());
+  }
+  Applied(ch, apply.new_cursor);
+  return true;
+}
+
+void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
+  absl::StatusOr<std::vector<storage::ParkedSegment>> parked = store_->ListParked(ch);
+  if (!parked.ok() || parked->empty()) return;
+  const int64_t now = clock_->NowMs();
+  for (const auto& p : *parked) {
+    if (stopping() || now - p.parked_ms < options_.parked_retry_ms) continue;
+    storage::MessageQuery q;
+    q.after_seq = p.first_seq - 1;
+    q.limit = static_cast<uint32_t>(p.last_seq - p.first_seq + 1);
+    absl::StatusOr<storage::MessagePage> page = store_->ScanMessages(ch, q);
+    if (!page.ok() || page->messages.empty()) continue;
+    Segment seg{std::move(page->messages)};
+    absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
+    if (!state.ok()) return;
+    ValidationContext ctx;
+    uint32_t attempts = 0;
+    absl::StatusOr<ValidationReport> report = Derive(ch, seg, &ctx, &attempts);
+    if (absl::IsCancelled(report.status())) return;
+    storage::SegmentApply apply;
+    if (report.ok()) {
+      apply = BuildApply(*report, ctx, seg.messages, *state, clock_->NowMs());
+      apply.unpark_first_seq = p.first_seq;
+    } else {
+      apply.next_record = state->next_record;
+      apply.park = true;
+      apply.parked = p;
+      apply.parked.attempts += attempts;
+      apply.parked.parked_ms = clock_->NowMs();
+      apply.parked.reason = std::string(report.status().message());
+    }
+    // A parked segment never moves the cursor.
+    apply.expected_cursor = state->cursor_seq;
+    apply.new_cursor = state->cursor_seq;
+    if (store_->ApplySegment(ch, apply).ok() && report.ok()) {
+      metrics_.Segment("recovered");
+      metrics_.ParkedDelta(-1);
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<WriterService> WriterService::Create(storage::Store* store,
+                                                     std::unique_ptr<WriterModel> model,
+                                                     const WriterOptions& options, Clock* clock,
+                                                     prometheus::Registry* registry) {
+  return std::make_unique<WriterServiceImpl>(store, std::move(model), options, clock, registry);
+}
+
+}  // namespace speakermem::writer

@@ -1,0 +1,84 @@
+// The Writer worker pool (DESIGN 2.4): derives System 2 from System 1 in the
+// background. Pending work lives in the store (the messages between a
+// channel's newest seq and its Writer cursor), so a busy Writer delays
+// derivation but never loses it and never fails ingest; the in-memory queue
+// is bounded. One segment in flight per channel, many channels in parallel.
+#ifndef SPEAKERMEM_WRITER_WRITER_SERVICE_H_
+#define SPEAKERMEM_WRITER_WRITER_SERVICE_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "common/clock.h"
+#include "storage/types.h"
+#include "writer/writer_model.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace speakermem::storage {
+class Store;
+}
+
+namespace speakermem::writer {
+
+struct WriterOptions {
+  // Messages per segment (the paper's Window25). Default: 25.
+  size_t window = 25;
+  // Worker threads. Default: 2.
+  int workers = 2;
+  // Channels waiting for a worker; more are picked up by the sweeper when
+  // room frees. Default: 1024.
+  size_t queue_capacity = 1024;
+  // A channel quiet this long gets its short tail written. 0 disables.
+  // Default: 30000.
+  int idle_flush_ms = 30000;
+  // Model attempts per segment before it is parked. Default: 3.
+  int max_attempts = 3;
+  // Backoff between attempts (doubles each time). Default: 500.
+  int retry_backoff_ms = 500;
+  // A parked segment is retried after this long. Default: 300000.
+  int parked_retry_ms = 300000;
+  // Current heads shown to the Writer: at most this many, within this many
+  // estimated tokens. Defaults: 40, 2000.
+  size_t max_heads = 40;
+  size_t head_token_budget = 2000;
+};
+
+// Thread-safe.
+class WriterService {
+ public:
+  // `store` and `clock` must outlive the service; `registry` may be null.
+  static std::unique_ptr<WriterService> Create(storage::Store* store,
+                                               std::unique_ptr<WriterModel> model,
+                                               const WriterOptions& options, Clock* clock,
+                                               prometheus::Registry* registry);
+  virtual ~WriterService() = default;
+
+  // Starts the workers and queues every channel with pending work.
+  virtual absl::Status Start() = 0;
+  // Stops taking new segments, lets in-flight ones finish and joins the
+  // workers. Pending work stays in the store. Idempotent.
+  virtual void Stop() = 0;
+
+  // New messages in `channel`, up to `newest_seq`. Never blocks on the
+  // Writer, never fails.
+  virtual void Notify(const storage::ChannelRef& channel, uint64_t newest_seq) = 0;
+
+  // Makes every message stored so far eligible for a (possibly short)
+  // segment. With `wait`, returns when they are derived (or parked):
+  // DEADLINE_EXCEEDED after `timeout`, UNAVAILABLE when stopped.
+  virtual absl::Status Flush(const storage::ChannelRef& channel, bool wait,
+                             std::chrono::milliseconds timeout) = 0;
+
+  // Messages stored but not yet derived, over all channels known to the
+  // service.
+  virtual uint64_t Backlog() const = 0;
+};
+
+}  // namespace speakermem::writer
+
+#endif  // SPEAKERMEM_WRITER_WRITER_SERVICE_H_
