@@ -41,6 +41,15 @@ constexpr char kUsage[] =
     "      List a channel's speakers.\n"
     "  channels\n"
     "      List channels.\n"
+    "  flush --channel C [--wait] [--timeout-ms N]\n"
+    "      Let the Writer derive every message stored so far (--wait: until done).\n"
+    "  records --channel C [--owner O] [--layer core|profile|interaction|insight]\n"
+    "          [--all-versions] [--limit N]\n"
+    "      List System 2 records (current heads unless --all-versions).\n"
+    "  history --channel C RECORD_ID\n"
+    "      A record's update chain, oldest first, with its supporting messages.\n"
+    "  parked --channel C\n"
+    "      Segments the Writer set aside after repeated failures.\n"
     "\n"
     "global flags: --addr (env SPEAKERMEM_ADDR, default 127.0.0.1:50151),\n"
     "  --api-key (env SPEAKERMEM_API_KEY), --json (print JSON instead of text),\n"
@@ -58,7 +67,7 @@ struct Args {
   }
 };
 
-const char* const kBoolFlags[] = {"json", "all", "trace", "help"};
+const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -369,6 +378,120 @@ int CmdChannels(client::Client* c, const Args& args) {
   return 0;
 }
 
+const char* LayerLabel(v1::Layer l) {
+  switch (l) {
+    case v1::CORE: return "core";
+    case v1::PROFILE: return "profile";
+    case v1::INTERACTION: return "interaction";
+    case v1::INSIGHT: return "insight";
+    default: return "?";
+  }
+}
+
+void PrintRecord(const v1::DerivedRecord& r) {
+  std::printf("%-14s %-11s %-12s %-12s %-11s %s%s\n", r.record_id().c_str(), LayerLabel(r.layer()),
+              r.owner().c_str(), r.source().c_str(), r.utype().c_str(), r.content().c_str(),
+              r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
+}
+
+int CmdFlush(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("flush: --channel is required");
+  v1::FlushRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_wait(args.Has("wait"));
+  auto t = UintFlag(args, "timeout-ms", 60000);
+  if (!t.ok()) return Fail(t.status());
+  req.set_timeout_ms(*t);
+  auto resp = c->Flush(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+  } else {
+    std::printf("newest seq %llu, writer cursor %llu\n",
+                static_cast<unsigned long long>(resp->newest_seq()),
+                static_cast<unsigned long long>(resp->cursor_seq()));
+  }
+  return 0;
+}
+
+int CmdRecords(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("records: --channel is required");
+  v1::ListRecordsRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_owner(args.Get("owner"));
+  if (args.Has("layer")) {
+    v1::Layer l;
+    std::string name = args.Get("layer");
+    for (auto& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (!v1::Layer_Parse(name, &l)) return Usage("records: unknown --layer");
+    req.set_layer(l);
+  }
+  req.set_include_superseded(args.Has("all-versions"));
+  auto limit = UintFlag(args, "limit", 500);
+  if (!limit.ok()) return Fail(limit.status());
+  req.set_page_size(*limit);
+  if (!args.Has("json")) {
+    std::printf("%-14s %-11s %-12s %-12s %-11s %s\n", "record", "layer", "owner", "source",
+                "utype", "content");
+  }
+  do {
+    auto resp = c->ListRecords(req);
+    if (!resp.ok()) return Fail(resp.status());
+    for (const auto& r : resp->records()) {
+      if (args.Has("json")) PrintJson(r);
+      else PrintRecord(r);
+    }
+    req.set_page_token(resp->next_page_token());
+  } while (!req.page_token().empty());
+  return 0;
+}
+
+int CmdHistory(client::Client* c, const Args& args) {
+  if (!args.Has("channel") || args.positional.size() < 2) {
+    return Usage("history: --channel and a RECORD_ID are required");
+  }
+  v1::GetRecordRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_record_id(args.positional[1]);
+  auto resp = c->GetRecord(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+    return 0;
+  }
+  std::printf("update chain (oldest first):\n");
+  for (const auto& r : resp->chain()) {
+    std::printf("  %s  ", ShortTime(r.valid_at_ms()).c_str());
+    PrintRecord(r);
+  }
+  std::printf("supporting messages of %s:\n", resp->record().record_id().c_str());
+  for (const auto& m : resp->supporting_messages()) {
+    std::printf("  %-10s %s  %-12s %s\n", m.message_id().c_str(), ShortTime(m.timestamp_ms()).c_str(),
+                m.speaker().c_str(), m.text().c_str());
+  }
+  return 0;
+}
+
+int CmdParked(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("parked: --channel is required");
+  v1::ListParkedRequest req;
+  req.set_channel(args.Get("channel"));
+  auto resp = c->ListParked(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+    return 0;
+  }
+  if (resp->segments_size() == 0) std::printf("no parked segments\n");
+  for (const auto& p : resp->segments()) {
+    std::printf("seq %llu-%llu  attempts %u  since %s  %s\n",
+                static_cast<unsigned long long>(p.first_seq()),
+                static_cast<unsigned long long>(p.last_seq()), p.attempts(),
+                ShortTime(p.parked_ms()).c_str(), p.reason().c_str());
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Args args;
   std::string error;
@@ -393,6 +516,10 @@ int Main(int argc, char** argv) {
   if (cmd == "messages") return CmdMessages(c.get(), args);
   if (cmd == "roster") return CmdRoster(c.get(), args);
   if (cmd == "channels") return CmdChannels(c.get(), args);
+  if (cmd == "flush") return CmdFlush(c.get(), args);
+  if (cmd == "records") return CmdRecords(c.get(), args);
+  if (cmd == "history") return CmdHistory(c.get(), args);
+  if (cmd == "parked") return CmdParked(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }
 

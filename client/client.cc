@@ -76,6 +76,23 @@ class GrpcClient final : public Client {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Query, v1::QueryResponse());
   }
 
+  absl::StatusOr<v1::FlushResponse> Flush(const v1::FlushRequest& req) override {
+    int wait_ms = req.wait() ? static_cast<int>(req.timeout_ms() == 0 ? 60000 : req.timeout_ms()) : 0;
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Flush, v1::FlushResponse(),
+                wait_ms + options_.timeout_ms);
+  }
+  absl::StatusOr<v1::ListRecordsResponse> ListRecords(const v1::ListRecordsRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListRecords,
+                v1::ListRecordsResponse());
+  }
+  absl::StatusOr<v1::GetRecordResponse> GetRecord(const v1::GetRecordRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetRecord, v1::GetRecordResponse());
+  }
+  absl::StatusOr<v1::ListParkedResponse> ListParked(const v1::ListParkedRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListParked,
+                v1::ListParkedResponse());
+  }
+
   absl::Status IngestStream(const std::string& channel,
                             const std::vector<v1::DialogueMessage>& messages,
                             const StreamOptions& options,
@@ -93,7 +110,7 @@ class GrpcClient final : public Client {
   }
 
   absl::Status Prepare(grpc::ClientContext* ctx, const std::string& channel,
-                       bool deadline) const {
+                       int deadline_ms) const {
     if (!channel.empty()) ctx->AddMetadata(kChannelHeader, EncodeHeaderValue(channel));
     if (!options_.api_key.empty()) {
       if (!IsPrintableAscii(options_.api_key)) {
@@ -101,18 +118,20 @@ class GrpcClient final : public Client {
       }
       ctx->AddMetadata(kApiKeyHeader, options_.api_key);
     }
-    if (deadline) {
-      ctx->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::milliseconds(options_.timeout_ms));
+    if (deadline_ms > 0) {
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
     }
     return absl::OkStatus();
   }
 
   template <typename Req, typename Resp, typename Method>
   absl::StatusOr<Resp> Call(const std::string& channel, const Req& req, Method method,
-                            Resp resp) {
+                            Resp resp, int deadline_ms = 0) {
     grpc::ClientContext ctx;
-    if (absl::Status p = Prepare(&ctx, channel, true); !p.ok()) return p;
+    if (absl::Status p = Prepare(&ctx, channel, deadline_ms > 0 ? deadline_ms : options_.timeout_ms);
+        !p.ok()) {
+      return p;
+    }
     grpc::Status s = (stub_.get()->*method)(&ctx, req, &resp);
     if (!s.ok()) return FromGrpc(s);
     return resp;
@@ -129,7 +148,7 @@ absl::Status GrpcClient::IngestStream(const std::string& channel,
                                       const std::function<void(const v1::IngestAck&)>& on_ack,
                                       size_t* rejected) {
   grpc::ClientContext ctx;
-  if (absl::Status p = Prepare(&ctx, channel, false); !p.ok()) return p;
+  if (absl::Status p = Prepare(&ctx, channel, 0); !p.ok()) return p;
   auto stream = stub_->IngestStream(&ctx);
   const size_t chunk_size = std::max<size_t>(1, options.chunk_size);
   const size_t window = std::max<size_t>(1, options.window);

@@ -57,6 +57,12 @@ class Client {
   virtual absl::StatusOr<v1::ListChannelsResponse> ListChannels(
       const v1::ListChannelsRequest& req) = 0;
   virtual absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& req) = 0;
+  // Flush with wait uses the request's timeout (plus a margin) as deadline.
+  virtual absl::StatusOr<v1::FlushResponse> Flush(const v1::FlushRequest& req) = 0;
+  virtual absl::StatusOr<v1::ListRecordsResponse> ListRecords(
+      const v1::ListRecordsRequest& req) = 0;
+  virtual absl::StatusOr<v1::GetRecordResponse> GetRecord(const v1::GetRecordRequest& req) = 0;
+  virtual absl::StatusOr<v1::ListParkedResponse> ListParked(const v1::ListParkedRequest& req) = 0;
 
   // OK when the server's health service reports SERVING within `timeout_ms`.
   virtual absl::Status WaitForServing(int timeout_ms) = 0;

@@ -35,16 +35,91 @@ Memory::Memory(const MemoryOptions& options, Clock* clock,
       retriever_(retrieval::NewBm25Retriever(store_.get(), lexical_.get())),
       stages_(std::move(stages)) {}
 
-Memory::~Memory() = default;
+Memory::~Memory() {
+  if (writer_) writer_->Stop();
+}
 
 absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options,
-                                                     Clock* clock, llm::LlmMetrics* metrics) {
+                                                     Clock* clock, llm::LlmMetrics* metrics,
+                                                     prometheus::Registry* registry) {
+  if (options.writer.window == 0) return absl::InvalidArgumentError("writer.window: must be > 0");
   SM_ASSIGN_OR_RETURN(retrieval::QueryStages stages,
                       retrieval::BuildQueryStages(options.models, metrics));
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<writer::WriterModel> writer_model,
+                      writer::BuildWriter(options.models, metrics));
   SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
                       storage::Store::Open(options.store));
-  return std::unique_ptr<Memory>(
-      new Memory(options, clock, std::move(store), std::move(stages)));
+  std::unique_ptr<Memory> memory(new Memory(options, clock, std::move(store), std::move(stages)));
+  memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model),
+                                                  options.writer, clock, registry);
+  return memory;
+}
+
+absl::Status Memory::StartWriter() { return writer_->Start(); }
+void Memory::StopWriter() { writer_->Stop(); }
+
+absl::Status Memory::CheckChannel(const storage::ChannelRef& channel) {
+  return store_->GetChannelInfo(channel).status();
+}
+
+absl::StatusOr<storage::WriterState> Memory::Flush(const storage::ChannelRef& channel, bool wait,
+                                                   std::chrono::milliseconds timeout,
+                                                   uint64_t* newest_seq) {
+  SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(channel));
+  *newest_seq = info.last_seq;
+  SM_RETURN_IF_ERROR(writer_->Flush(channel, wait, timeout));
+  return store_->GetWriterState(channel);
+}
+
+absl::StatusOr<std::vector<storage::Record>> Memory::ListRecords(
+    const storage::ChannelRef& channel, storage::RecordQuery query,
+    const std::string& page_token, std::string* next_page_token) {
+  SM_RETURN_IF_ERROR(CheckChannel(channel));
+  constexpr char kPrefix[] = "r1:";
+  if (!page_token.empty()) {
+    if (page_token.rfind(kPrefix, 0) != 0) return absl::InvalidArgumentError("page_token: malformed");
+    query.after_id = page_token.substr(sizeof(kPrefix) - 1);
+  }
+  uint32_t limit = query.limit == 0 ? options_.default_page_size
+                                    : std::min(query.limit, options_.max_page_size);
+  query.limit = limit + 1;
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Record> records, store_->ListRecords(channel, query));
+  next_page_token->clear();
+  if (records.size() > limit) {
+    records.resize(limit);
+    *next_page_token = absl::StrCat(kPrefix, records.back().record_id);
+  }
+  return records;
+}
+
+absl::StatusOr<RecordWithChain> Memory::GetRecord(const storage::ChannelRef& channel,
+                                                  const std::string& record_id) {
+  SM_RETURN_IF_ERROR(CheckChannel(channel));
+  RecordWithChain out;
+  SM_ASSIGN_OR_RETURN(out.record, store_->GetRecord(channel, record_id));
+  // Walk back to the oldest node, then forward to the head.
+  storage::Record node = out.record;
+  for (int guard = 0; !node.supersedes.empty() && guard < 10000; ++guard) {
+    SM_ASSIGN_OR_RETURN(node, store_->GetRecord(channel, node.supersedes.front()));
+  }
+  out.chain.push_back(node);
+  for (int guard = 0; !node.superseded_by.empty() && guard < 10000; ++guard) {
+    SM_ASSIGN_OR_RETURN(node, store_->GetRecord(channel, node.superseded_by));
+    out.chain.push_back(node);
+  }
+  std::vector<uint64_t> seqs;
+  for (const auto& id : out.record.from_ids) {
+    absl::StatusOr<uint64_t> seq = store_->FindMessageId(channel, id);
+    if (seq.ok()) seqs.push_back(*seq);
+  }
+  SM_ASSIGN_OR_RETURN(out.supporting, store_->GetMessagesBySeq(channel, seqs));
+  return out;
+}
+
+absl::StatusOr<std::vector<storage::ParkedSegment>> Memory::ListParked(
+    const storage::ChannelRef& channel) {
+  SM_RETURN_IF_ERROR(CheckChannel(channel));
+  return store_->ListParked(channel);
 }
 
 absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progress) {
@@ -73,6 +148,7 @@ absl::StatusOr<storage::AppendResult> Memory::Ingest(
       if (!result.messages[i].duplicate) stored.push_back(std::move(messages[i]));
     }
     lexical_->AddBatch(channel, stored);
+    writer_->Notify(channel, result.last_seq);
   }
   return result;
 }

@@ -5,6 +5,7 @@
 #define SPEAKERMEM_ENGINE_MEMORY_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,11 @@
 #include "storage/store.h"
 #include "storage/types.h"
 #include "storage/validation.h"
+#include "writer/writer_service.h"
+
+namespace prometheus {
+class Registry;
+}
 
 namespace speakermem::retrieval {
 class LexicalIndex;
@@ -39,8 +45,15 @@ struct MemoryOptions {
   // Largest top-k a query may ask for; larger asks are INVALID_ARGUMENT.
   // Default: 200.
   uint32_t max_top_k = 200;
-  // Model endpoints of the query stages (offline by default).
+  // Model endpoints of the query stages and the Writer (offline by default).
   llm::ModelsConfig models;
+  writer::WriterOptions writer;
+};
+
+struct RecordWithChain {
+  storage::Record record;
+  std::vector<storage::Record> chain;  // oldest first, includes record
+  std::vector<storage::Message> supporting;
 };
 
 struct GetMessagesParams {
@@ -75,7 +88,13 @@ class Memory {
   // when a stage's API key variable is unset.
   static absl::StatusOr<std::unique_ptr<Memory>> Open(const MemoryOptions& options,
                                                       Clock* clock,
-                                                      llm::LlmMetrics* metrics = nullptr);
+                                                      llm::LlmMetrics* metrics = nullptr,
+                                                      prometheus::Registry* registry = nullptr);
+
+  // Starts / stops the Writer's workers (Stop lets in-flight segments finish;
+  // pending work stays in the store).
+  absl::Status StartWriter();
+  void StopWriter();
   ~Memory();
 
   // Reloads every in-memory index from the store; `progress` (may be empty)
@@ -109,12 +128,29 @@ class Memory {
   // abstains when nothing supports an answer).
   absl::StatusOr<QueryResult> Query(const QueryParams& params);
 
+  // See WriterService::Flush. NOT_FOUND for an unknown channel.
+  absl::StatusOr<storage::WriterState> Flush(const storage::ChannelRef& channel, bool wait,
+                                             std::chrono::milliseconds timeout,
+                                             uint64_t* newest_seq);
+
+  // System 2 records in creation order, paged. INVALID_ARGUMENT for a bad
+  // layer or token, NOT_FOUND for an unknown channel.
+  absl::StatusOr<std::vector<storage::Record>> ListRecords(const storage::ChannelRef& channel,
+                                                           storage::RecordQuery query,
+                                                           const std::string& page_token,
+                                                           std::string* next_page_token);
+  absl::StatusOr<RecordWithChain> GetRecord(const storage::ChannelRef& channel,
+                                            const std::string& record_id);
+  absl::StatusOr<std::vector<storage::ParkedSegment>> ListParked(
+      const storage::ChannelRef& channel);
+
   storage::Store* store() { return store_.get(); }
   const MemoryOptions& options() const { return options_; }
 
  private:
   Memory(const MemoryOptions& options, Clock* clock, std::unique_ptr<storage::Store> store,
          retrieval::QueryStages stages);
+  absl::Status CheckChannel(const storage::ChannelRef& channel);
 
   const MemoryOptions options_;
   Clock* const clock_;
@@ -122,6 +158,7 @@ class Memory {
   const std::unique_ptr<retrieval::LexicalIndex> lexical_;
   const std::unique_ptr<retrieval::Retriever> retriever_;
   const retrieval::QueryStages stages_;
+  std::unique_ptr<writer::WriterService> writer_;  // set once by Open
 };
 
 }  // namespace speakermem::engine

@@ -156,6 +156,34 @@ std::vector<Knob> BuildKnobs() {
                                 "configuration: 10).",
                                 [](C* c) { return &c->memory.default_top_k; },
                                 1, 10000));
+  k.push_back(IntKnob<size_t>("writer", "window",
+                              "Messages per Writer segment (the paper's Window25).",
+                              [](C* c) { return &c->memory.writer.window; }, 1, 10000));
+  k.push_back(IntKnob<int>("writer", "workers", "Writer worker threads.",
+                           [](C* c) { return &c->memory.writer.workers; }, 1, 256));
+  k.push_back(IntKnob<size_t>("writer", "queue_capacity",
+                              "Channels waiting for a Writer worker in memory; pending work "
+                              "beyond it waits in the store.",
+                              [](C* c) { return &c->memory.writer.queue_capacity; }, 1,
+                              10000000));
+  k.push_back(IntKnob<int>("writer", "idle_flush_ms",
+                           "A channel quiet this long gets its short tail written; 0 disables.",
+                           [](C* c) { return &c->memory.writer.idle_flush_ms; }, 0, 86400000));
+  k.push_back(IntKnob<int>("writer", "max_attempts",
+                           "Writer model attempts per segment before it is parked.",
+                           [](C* c) { return &c->memory.writer.max_attempts; }, 1, 100));
+  k.push_back(IntKnob<int>("writer", "retry_backoff_ms",
+                           "Backoff between Writer attempts (doubles each time).",
+                           [](C* c) { return &c->memory.writer.retry_backoff_ms; }, 0, 600000));
+  k.push_back(IntKnob<int>("writer", "parked_retry_ms", "A parked segment is retried after this long.",
+                           [](C* c) { return &c->memory.writer.parked_retry_ms; }, 0, 86400000));
+  k.push_back(IntKnob<size_t>("writer", "max_heads",
+                              "Most current records shown to the Writer per segment.",
+                              [](C* c) { return &c->memory.writer.max_heads; }, 0, 10000));
+  k.push_back(IntKnob<size_t>("writer", "head_token_budget",
+                              "Estimated tokens of current records shown to the Writer.",
+                              [](C* c) { return &c->memory.writer.head_token_budget; }, 0,
+                              1000000));
   for (const auto& [key, help] : llm::EndpointFields()) {
     Knob knob{"model", key, help, nullptr, nullptr};
     std::string field = key;

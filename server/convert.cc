@@ -74,6 +74,52 @@ void ToProto(const storage::AppendResult& r, const std::string& channel,
   }
 }
 
+std::string LayerName(v1::Layer layer) {
+  switch (layer) {
+    case v1::CORE: return "core";
+    case v1::PROFILE: return "profile";
+    case v1::INTERACTION: return "interaction";
+    case v1::INSIGHT: return "insight";
+    default: return "";
+  }
+}
+
+v1::Layer LayerEnum(const std::string& name) {
+  if (name == "core") return v1::CORE;
+  if (name == "profile") return v1::PROFILE;
+  if (name == "interaction") return v1::INTERACTION;
+  if (name == "insight") return v1::INSIGHT;
+  return v1::LAYER_UNSPECIFIED;
+}
+
+void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRecord* out) {
+  out->set_record_id(r.record_id);
+  out->set_channel(channel);
+  out->set_content(r.content);
+  out->set_source(r.source);
+  out->set_owner(r.owner);
+  out->set_layer(LayerEnum(r.layer));
+  out->set_scope(r.layer == "interaction" || r.layer == "insight" ? v1::GROUP : v1::PERSON);
+  out->set_utype(r.utype);
+  out->set_event(r.event);
+  out->set_valid_at_ms(r.valid_at_ms);
+  for (const auto& f : r.from_ids) out->add_from_ids(f);
+  for (const auto& f : r.supersedes) out->add_supersedes(f);
+  out->set_superseded_by(r.superseded_by);
+  out->set_writer_pos(r.writer_pos);
+  out->set_state(r.active() ? v1::ACTIVE : v1::SUPERSEDED);
+  out->set_session(r.session);
+  out->set_created_ms(r.created_ms);
+}
+
+void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out) {
+  out->set_first_seq(p.first_seq);
+  out->set_last_seq(p.last_seq);
+  out->set_reason(p.reason);
+  out->set_attempts(p.attempts);
+  out->set_parked_ms(p.parked_ms);
+}
+
 void ToProto(const engine::QueryResult& r, const std::string& channel,
              const std::string& question, v1::QueryResponse* out) {
   out->set_answer(r.answer);

@@ -26,6 +26,11 @@ void ToProto(const storage::RosterEntry& e, v1::RosterEntry* out);
 void ToProto(const storage::ChannelInfo& c, v1::ChannelInfo* out);
 void ToProto(const storage::AppendResult& r, const std::string& channel,
              v1::IngestResponse* out);
+void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRecord* out);
+void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out);
+// "core" <-> CORE etc.; "" for LAYER_UNSPECIFIED / unknown.
+std::string LayerName(v1::Layer layer);
+v1::Layer LayerEnum(const std::string& name);
 void ToProto(const engine::QueryResult& r, const std::string& channel,
              const std::string& question, v1::QueryResponse* out);
 

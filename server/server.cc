@@ -76,8 +76,8 @@ absl::Status ServerImpl::Init() {
   llm_metrics_ = std::make_unique<llm::LlmMetrics>(registry_.get());
   engine::MemoryOptions memory_options = config_.memory;
   memory_options.models = config_.models;
-  SM_ASSIGN_OR_RETURN(memory_,
-                      engine::Memory::Open(memory_options, Clock::Real(), llm_metrics_.get()));
+  SM_ASSIGN_OR_RETURN(memory_, engine::Memory::Open(memory_options, Clock::Real(),
+                                                    llm_metrics_.get(), registry_.get()));
   metrics_->SetReady(false);
   if (!config_.metrics_listen.empty()) {
     try {
@@ -129,6 +129,9 @@ void ServerImpl::Rebuild() {
   if (!s.ok()) {
     rebuild_failed_ = true;
     LOG_ERROR("index rebuild failed").Str("error", s.message());
+  } else if (!shut_down_ && !(s = memory_->StartWriter()).ok()) {
+    rebuild_failed_ = true;
+    LOG_ERROR("writer start failed").Str("error", s.message());
   } else if (!shut_down_) {
     ready_.store(true);
     metrics_->SetReady(true);
@@ -156,6 +159,8 @@ void ServerImpl::Shutdown(std::chrono::milliseconds grace) {
     grpc_server_->Wait();
   }
   if (memory_) {
+    // Drain: in-flight segments finish; pending ones stay in the store.
+    memory_->StopWriter();
     absl::Status s = memory_->store()->Flush();
     if (!s.ok()) LOG_WARN("flush at shutdown failed").Str("error", s.message());
   }

@@ -91,7 +91,10 @@ std::string TenantOf(CallbackServerContext* ctx) {
 using S = v1::SpeakerMem;
 using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_IngestStream<
     S::WithCallbackMethod_GetMessages<S::WithCallbackMethod_GetRoster<
-        S::WithCallbackMethod_ListChannels<S::WithCallbackMethod_Query<S::Service>>>>>>;
+        S::WithCallbackMethod_ListChannels<S::WithCallbackMethod_Query<
+            S::WithCallbackMethod_Flush<S::WithCallbackMethod_ListRecords<
+                S::WithCallbackMethod_GetRecord<S::WithCallbackMethod_ListParked<
+                    S::Service>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -188,6 +191,71 @@ class Service final : public ServiceBase {
       absl::StatusOr<engine::QueryResult> r = memory_->Query(p);
       if (!r.ok()) return r.status();
       ToProto(*r, req->channel(), req->question(), resp);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* Flush(CallbackServerContext* ctx, const v1::FlushRequest* req,
+                            v1::FlushResponse* resp) override {
+    return Unary("Flush", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      uint64_t newest = 0;
+      auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 60000 : req->timeout_ms());
+      absl::StatusOr<storage::WriterState> st =
+          memory_->Flush(ChannelOf(ctx, req->channel()), req->wait(), timeout, &newest);
+      if (!st.ok()) return st.status();
+      resp->set_newest_seq(newest);
+      resp->set_cursor_seq(st->cursor_seq);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* ListRecords(CallbackServerContext* ctx, const v1::ListRecordsRequest* req,
+                                  v1::ListRecordsResponse* resp) override {
+    return Unary("ListRecords", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (req->layer() == v1::EPISODIC) {
+        return absl::InvalidArgumentError("layer: EPISODIC is System 1; use GetMessages");
+      }
+      storage::RecordQuery q;
+      q.owner = req->owner();
+      q.layer = LayerName(req->layer());
+      q.include_superseded = req->include_superseded();
+      q.limit = req->page_size();
+      std::string next;
+      absl::StatusOr<std::vector<storage::Record>> records =
+          memory_->ListRecords(ChannelOf(ctx, req->channel()), q, req->page_token(), &next);
+      if (!records.ok()) return records.status();
+      for (const auto& r : *records) ToProto(r, req->channel(), resp->add_records());
+      resp->set_next_page_token(next);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* GetRecord(CallbackServerContext* ctx, const v1::GetRecordRequest* req,
+                                v1::GetRecordResponse* resp) override {
+    return Unary("GetRecord", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      absl::StatusOr<engine::RecordWithChain> r =
+          memory_->GetRecord(ChannelOf(ctx, req->channel()), req->record_id());
+      if (!r.ok()) return r.status();
+      ToProto(r->record, req->channel(), resp->mutable_record());
+      for (const auto& c : r->chain) ToProto(c, req->channel(), resp->add_chain());
+      for (const auto& m : r->supporting) {
+        ToProto(m, req->channel(), resp->add_supporting_messages());
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* ListParked(CallbackServerContext* ctx, const v1::ListParkedRequest* req,
+                                 v1::ListParkedResponse* resp) override {
+    return Unary("ListParked", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      absl::StatusOr<std::vector<storage::ParkedSegment>> parked =
+          memory_->ListParked(ChannelOf(ctx, req->channel()));
+      if (!parked.ok()) return parked.status();
+      for (const auto& p : *parked) ToProto(p, resp->add_segments());
       return absl::OkStatus();
     });
   }

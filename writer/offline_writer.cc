@@ -77,10 +77,24 @@ const absl::flat_hash_set<std::string>& FirstPerson() {
   return *s;
 }
 
+// Words that may sit between "I" and its verb ("I actually enjoy").
+bool IsAdverb(const std::string& w) {
+  static const absl::flat_hash_set<std::string> kAdverbs = {
+      "actually", "still", "also", "just", "really", "never", "always", "already",
+      "definitely", "usually", "often", "sometimes", "honestly", "probably", "totally",
+      "mostly", "only", "even", "kinda", "finally", "secretly"};
+  return kAdverbs.contains(w);
+}
+
 std::string ThirdPersonVerb(const std::string& verb) {
   static const absl::flat_hash_set<std::string> kModal = {
       "can", "could", "will", "would", "shall", "should", "must", "might", "may", "did",
-      "was", "had", "used"};
+      "was", "had", "used",
+      // common irregular past forms
+      "found", "went", "said", "made", "got", "saw", "took", "came", "thought", "left",
+      "told", "felt", "knew", "bought", "brought", "ran", "won", "lost", "met", "sent",
+      "spent", "kept", "began", "wrote", "ate", "gave", "heard", "paid", "put", "read",
+      "set", "sat", "stood", "understood", "forgot", "chose", "drove", "flew", "grew"};
   if (verb == "am") return "is";
   if (verb == "have") return "has";
   if (verb == "do") return "does";
@@ -114,11 +128,13 @@ std::string ThirdPerson(const std::string& text, const std::string& who) {
     std::string repl;
     if (lw == "i") {
       repl = who;
-      if (i + 1 < words.size()) {
-        std::string next = absl::AsciiStrToLower(words[i + 1]);
+      size_t v = i + 1;
+      while (v < words.size() && IsAdverb(absl::AsciiStrToLower(words[v]))) ++v;
+      if (v < words.size()) {
+        std::string next = absl::AsciiStrToLower(words[v]);
         while (!next.empty() && !absl::ascii_isalpha(next.back())) next.pop_back();
         if (!next.empty()) {
-          words[i + 1] = ThirdPersonVerb(next) + words[i + 1].substr(next.size());
+          words[v] = ThirdPersonVerb(next) + words[v].substr(next.size());
         }
       }
     } else if (lw == "i'm" || lw == "im" || lw == "i’m") {
