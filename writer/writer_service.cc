@@ -147,6 +147,7 @@ class WriterServiceImpl final : public WriterService {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // queue_ non-empty or stopping_
   std::condition_variable done_cv_;  // a cursor moved
+  std::condition_variable stop_cv_;  // stopping_ (the sweeper's and backoff sleeps)
   std::map<ChannelRef, ChannelWork> channels_;  // guarded by mu_
   std::deque<ChannelRef> queue_;                // guarded by mu_
   bool started_ = false;                        // guarded by mu_
@@ -196,6 +197,7 @@ void WriterServiceImpl::Stop() {
   }
   work_cv_.notify_all();
   done_cv_.notify_all();
+  stop_cv_.notify_all();
   for (auto& t : workers_) t.join();
   if (sweeper_.joinable()) sweeper_.join();
 }
@@ -299,7 +301,7 @@ void WriterServiceImpl::SweeperLoop() {
     std::vector<std::pair<ChannelRef, uint64_t>> to_flush;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
       if (stopping_) return;
       const int64_t now = clock_->NowMs();
       uint64_t backlog = 0;
@@ -437,7 +439,7 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(const ChannelRef& ch,
         .Str("error", last.message());
     if (a + 1 < options_.max_attempts) {
       std::unique_lock<std::mutex> lock(mu_);
-      if (work_cv_.wait_for(lock, std::chrono::milliseconds(backoff), [&] { return stopping_; })) {
+      if (stop_cv_.wait_for(lock, std::chrono::milliseconds(backoff), [&] { return stopping_; })) {
         return absl::CancelledError("stopping");
       }
       backoff *= 2;

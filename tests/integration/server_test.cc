@@ -434,31 +434,13 @@ TEST_CASE("health reports SERVING and request ids are echoed", "[server]") {
   CHECK(std::string(it->second.data(), it->second.size()) == "test-req-42");
 }
 
-std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  REQUIRE(write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size()));
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return out;
-}
-
 TEST_CASE("metrics endpoint exposes ingest, latency and store size", "[server][metrics]") {
   TestServer ts(nullptr, /*metrics=*/true);
   REQUIRE(ts.server()->metrics_port() > 0);
   REQUIRE_OK(ts.client()->Ingest(Batch("m", 12)));
   REQUIRE_OK(ts.client()->Ingest(Batch("m", 12)));  // all duplicates
   REQUIRE_CODE(ts.client()->Ingest(Batch("", 1)), absl::StatusCode::kInvalidArgument);
-  std::string body = HttpGet(ts.server()->metrics_port(), "/metrics");
+  std::string body = testing::HttpGetMetrics(ts.server()->metrics_port());
   INFO(body);
   CHECK(body.find("speakermem_ingested_messages_total 12") != std::string::npos);
   CHECK(body.find("speakermem_ingest_duplicates_total 12") != std::string::npos);

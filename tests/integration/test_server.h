@@ -82,6 +82,9 @@ inline std::vector<v1::DialogueMessage> AllMessages(client::Client* c,
   return out;
 }
 
+// The body of GET /metrics on loopback `port`.
+std::string HttpGetMetrics(int port);
+
 }  // namespace speakermem::testing
 
 #endif  // SPEAKERMEM_TESTS_INTEGRATION_TEST_SERVER_H_

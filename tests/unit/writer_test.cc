@@ -168,3 +168,191 @@ TEST_CASE("layer names map between code and paper forms", "[writer]") {
 
 }  // namespace
 }  // namespace speakermem::writer
+
+// ------------------------------------------------------------ validation
+
+#include "storage/store.h"
+#include "writer/segmenter.h"
+#include "writer/validate.h"
+
+namespace speakermem::writer {
+namespace {
+
+WriterAction Add(const std::string& owner, const std::string& source, const std::string& layer,
+                 const std::string& content) {
+  WriterAction a;
+  a.type = Type::kAdd;
+  a.type_name = "ADD";
+  a.owner = owner;
+  a.source = source;
+  a.layer = layer;
+  a.utype = "fact";
+  a.content = content;
+  return a;
+}
+
+WriterAction Update(const std::string& id, const std::string& content) {
+  WriterAction a;
+  a.type = Type::kUpdate;
+  a.type_name = "UPDATE";
+  a.entry_id = id;
+  a.content = content;
+  return a;
+}
+
+TEST_CASE("validation drops each bad action with its reason", "[writer][validate]") {
+  ValidationContext ctx;
+  ctx.roster = Roster();
+  storage::Record head;
+  head.record_id = "r000000000001";
+  head.owner = "bob";
+  head.source = "bob";
+  head.layer = "profile";
+  head.utype = "stance";
+  head.content = "Bob prefers the beach";
+  ctx.records[head.record_id] = head;
+  storage::Record old = head;
+  old.record_id = "r000000000000";
+  old.superseded_by = head.record_id;
+  ctx.records[old.record_id] = old;
+  storage::Record locked = head;
+  locked.record_id = "r000000000002";
+  locked.owner = "chen";
+  locked.content = "Chen is allergic to nuts";
+  locked.operator_locked = true;
+  ctx.records[locked.record_id] = locked;
+  ctx.max_actions = 4;
+
+  WriterAction unknown;
+  unknown.type_name = "DELETE";
+  std::vector<WriterAction> actions = {
+      Add("Alice", "alice", "profile", "Alice likes maps"),          // 0 ok (alias)
+      Add("mallory", "alice", "core", "Mallory is new"),              // 1 unknown_owner
+      Add("alice", "mallory", "core", "Alice is tall"),               // 2 unknown_source
+      Add("alice", "alice", "mood", "Alice is sad"),                  // 3 bad_layer
+      Add("GROUP", "alice", "core", "We like maps"),                  // 4 scope_mismatch
+      Add("alice", "alice", "interaction", "Alice met Bob"),          // 5 scope_mismatch
+      Update("r999", "x"),                                            // 6 missing_entry
+      Update("r000000000000", "Bob prefers hills"),                   // 7 entry_not_active
+      Update("r000000000002", "Chen eats nuts"),                      // 8 operator_locked
+      Update("r000000000001", "bob prefers the BEACH!"),              // 9 unchanged_update
+      Add("alice", "alice", "profile", "Alice likes maps."),          // 10 duplicate_in_batch
+      Add("bob", "bob", "profile", "Bob prefers the beach"),          // 11 duplicate_of_state
+      Add("alice", "alice", "core", "   "),                           // 12 empty_content
+      unknown,                                                        // 13 unknown_action
+      Update("r000000000001", "Bob prefers the mountains now"),       // 14 ok
+      Add("GROUP", "dana", "insight", "The group meets on Mondays"),  // 15 ok
+      Add("dana", "dana", "core", std::string(3000, 'x')),            // 16 content_too_long
+      Add("dana", "dana", "core", "Dana is vegetarian"),              // 17 ok (4th)
+      Add("dana", "dana", "core", "Dana lives in Porto"),             // 18 over_budget
+  };
+  ValidationReport rep = ValidateActions(actions, ctx);
+  std::map<size_t, std::string> got;
+  for (const auto& r : rep.rejected) got[r.index] = r.reason;
+  std::map<size_t, std::string> want = {
+      {1, "unknown_owner"},     {2, "unknown_source"},    {3, "bad_layer"},
+      {4, "scope_mismatch"},    {5, "scope_mismatch"},    {6, "missing_entry"},
+      {7, "entry_not_active"},  {8, "operator_locked"},   {9, "unchanged_update"},
+      {10, "duplicate_in_batch"}, {11, "duplicate_of_state"}, {12, "empty_content"},
+      {13, "unknown_action"},   {16, "content_too_long"}, {18, "over_budget"}};
+  CHECK(got == want);
+  REQUIRE(rep.accepted.size() == 4);
+  CHECK(rep.accepted[0].owner == "alice");  // alias resolved to the id
+  CHECK(rep.accepted[1].type == Type::kUpdate);
+  CHECK(rep.accepted[1].owner == "bob");  // inherited
+  CHECK(rep.accepted[1].layer == "profile");
+  CHECK(rep.accepted[2].owner == "GROUP");
+  for (const char* reason : kRejectReasons) CHECK(std::string(reason).size() > 0);
+}
+
+TEST_CASE("BuildApply fills ids, provenance, time and chain links", "[writer][validate]") {
+  ValidationContext ctx;
+  ctx.roster = Roster();
+  storage::Record head;
+  head.record_id = "r000000000007";
+  head.owner = "GROUP";
+  head.source = "alice";
+  head.layer = "interaction";
+  head.utype = "decision";
+  head.content = "The offsite is in Lisbon";
+  ctx.records[head.record_id] = head;
+  ValidationReport rep;
+  rep.accepted.push_back(Add("bob", "bob", "profile", "Bob prefers concise checklists"));
+  WriterAction u = Update(head.record_id, "The offsite moves to Porto");
+  u.owner = "GROUP";
+  u.source = "alice";
+  u.layer = "interaction";
+  u.utype = "decision";
+  rep.accepted.push_back(u);
+  std::vector<storage::Message> seg(3);
+  seg[0] = storage::Message{"m1", 11, "Bob", "bob", "I prefer concise checklists", 1000, "s2", 0, "", {}};
+  seg[1] = storage::Message{"m2", 12, "Alice", "alice", "The offsite moves to Porto", 2000, "s2", 1, "", {}};
+  seg[2] = storage::Message{"m3", 13, "Chen", "chen", "lol", 3000, "s2", 2, "", {}};
+  storage::WriterState state;
+  state.cursor_seq = 10;
+  state.next_record = 8;
+  storage::SegmentApply apply = BuildApply(rep, ctx, seg, state, 99);
+  CHECK(apply.expected_cursor == 10);
+  CHECK(apply.new_cursor == 13);
+  CHECK(apply.next_record == 10);
+  REQUIRE(apply.new_records.size() == 2);
+  const auto& a = apply.new_records[0];
+  CHECK(a.record_id == "r000000000008");
+  CHECK(a.from_ids == std::vector<std::string>{"m1"});
+  CHECK(a.valid_at_ms == 1000);
+  CHECK(a.writer_pos == "11-13");
+  CHECK(a.session == "s2");
+  const auto& b = apply.new_records[1];
+  CHECK(b.record_id == "r000000000009");
+  CHECK(b.supersedes == std::vector<std::string>{"r000000000007"});
+  CHECK(b.from_ids.front() == "m2");
+  REQUIRE(apply.superseded.size() == 1);
+  CHECK(apply.superseded[0] == std::make_pair(std::string("r000000000007"), b.record_id));
+}
+
+TEST_CASE("segments: window, session change and flush mark", "[writer][segmenter]") {
+  speakermem::testing::TempDir dir;
+  storage::StoreOptions so;
+  so.path = dir.path();
+  auto store = storage::Store::Open(so);
+  REQUIRE_OK(store);
+  storage::ChannelRef ch{"default", "c"};
+  std::vector<storage::Message> msgs;
+  for (int i = 0; i < 7; ++i) {
+    storage::Message m;
+    m.message_id = "m" + std::to_string(i);
+    m.speaker = "Alice";
+    m.text = "text " + std::to_string(i);
+    m.timestamp_ms = 1000 + i;
+    m.session = i < 5 ? "s1" : "s2";
+    msgs.push_back(m);
+  }
+  REQUIRE_OK((*store)->AppendMessages(ch, &msgs));
+  storage::WriterState st;
+  // Window 3 in session s1: [1..3] is full.
+  auto s = NextSegment(store->get(), ch, st, 3);
+  REQUIRE_OK(s);
+  REQUIRE(s->has_value());
+  CHECK((*s)->first_seq() == 1);
+  CHECK((*s)->last_seq() == 3);
+  // After 3: [4,5] closed by the session change at 6.
+  st.cursor_seq = 3;
+  s = NextSegment(store->get(), ch, st, 3);
+  REQUIRE(s->has_value());
+  CHECK((*s)->first_seq() == 4);
+  CHECK((*s)->last_seq() == 5);
+  // After 5: [6,7] is a short tail of the open session: not ready...
+  st.cursor_seq = 5;
+  s = NextSegment(store->get(), ch, st, 3);
+  REQUIRE_OK(s);
+  CHECK_FALSE(s->has_value());
+  // ...until flushed, and only up to the mark.
+  st.flush_until = 6;
+  s = NextSegment(store->get(), ch, st, 3);
+  REQUIRE(s->has_value());
+  CHECK((*s)->first_seq() == 6);
+  CHECK((*s)->last_seq() == 6);
+}
+
+}  // namespace
+}  // namespace speakermem::writer

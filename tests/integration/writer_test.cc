@@ -1,0 +1,289 @@
+// System 2 end to end: the real server, its Writer pool and store, with the
+// offline Writer or a fake model endpoint as the Writer.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "datasets/datasets.h"
+#include "nlohmann/json.hpp"
+#include "tests/fake/fake_model_server.h"
+#include "tests/integration/test_server.h"
+
+namespace speakermem {
+namespace {
+
+using testing::FakeModelServer;
+using testing::FakeReply;
+using testing::TestServer;
+
+v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0,
+                        const std::string& session = "s1") {
+  v1::IngestRequest req;
+  req.set_channel(channel);
+  const char* speakers[] = {"Alice", "Bob", "Carol"};
+  for (int i = offset; i < offset + n; ++i) {
+    auto* m = req.add_messages();
+    m->set_message_id(channel + "-" + std::to_string(i));
+    m->set_speaker(speakers[i % 3]);
+    m->set_text("I think topic number " + std::to_string(i) + " matters to me");
+    m->set_timestamp_ms(1700000000000 + i * 1000);
+    m->set_session(session);
+    m->set_turn(i);
+  }
+  return req;
+}
+
+std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::string& channel) {
+  std::vector<v1::DerivedRecord> out;
+  v1::ListRecordsRequest req;
+  req.set_channel(channel);
+  req.set_include_superseded(true);
+  req.set_page_size(1000);
+  do {
+    auto page = c->ListRecords(req);
+    REQUIRE_OK(page);
+    for (const auto& r : page->records()) out.push_back(r);
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  return out;
+}
+
+void FlushWait(client::Client* c, const std::string& channel) {
+  v1::FlushRequest f;
+  f.set_channel(channel);
+  f.set_wait(true);
+  f.set_timeout_ms(60000);
+  auto r = c->Flush(f);
+  REQUIRE_OK(r);
+  CHECK(r->cursor_seq() == r->newest_seq());
+}
+
+// The Writer of these tests: one ADD to the speaker's core per message line
+// of the prompt ("[id] date time speaker: text"), deterministic.
+FakeReply EchoWriter(const testing::FakeRequest& req) {
+  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+  std::string user = body["messages"][1]["content"].get<std::string>();
+  nlohmann::json actions = nlohmann::json::array();
+  size_t pos = user.find("New messages:\n");
+  std::istringstream lines(user.substr(pos == std::string::npos ? 0 : pos));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '[') continue;
+    size_t colon = line.find(": ", line.find(']'));
+    std::vector<std::string> parts;
+    std::istringstream words(line.substr(0, colon));
+    std::string w;
+    while (words >> w) parts.push_back(w);
+    actions.push_back({{"action", "ADD"}, {"owner", parts.back()}, {"source", parts.back()},
+                       {"layer", "per_speaker_core"}, {"utype", "fact"},
+                       {"content", line.substr(colon + 2)}});
+  }
+  return FakeReply{200, FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump())};
+}
+
+TestServer::Configure WriterOn(const FakeModelServer& fake, int window = 25) {
+  std::string url = fake.base_url();
+  return [url, window](server::ServerConfig* c) {
+    REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
+    REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
+    REQUIRE_OK(c->models.SetOverride("writer", "max_retries", "0"));
+    c->memory.writer.window = static_cast<size_t>(window);
+    c->memory.writer.retry_backoff_ms = 1;
+    c->memory.writer.max_attempts = 2;
+    c->memory.writer.idle_flush_ms = 0;
+  };
+}
+
+TEST_CASE("Writer calls equal ceil(n/25) for a single-session stream", "[writer-service]") {
+  FakeModelServer fake;
+  fake.SetDefault(EchoWriter);
+  TestServer ts(WriterOn(fake));
+  constexpr int kN = 113;  // ceil(113/25) = 5
+  REQUIRE_OK(ts.client()->Ingest(Batch("w", 60)));
+  REQUIRE_OK(ts.client()->Ingest(Batch("w", 53, 60)));
+  // Four full windows are written without being asked.
+  for (int i = 0; i < 500 && fake.count("writer") < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(fake.count("writer") == 4);
+  FlushWait(ts.client(), "w");
+  CHECK(fake.count("writer") == (kN + 24) / 25);
+  auto records = AllRecords(ts.client(), "w");
+  CHECK(records.size() == kN);
+  // A second flush with nothing pending calls nothing.
+  FlushWait(ts.client(), "w");
+  CHECK(fake.count("writer") == 5);
+}
+
+TEST_CASE("a session change closes the Writer segment", "[writer-service]") {
+  FakeModelServer fake;
+  fake.SetDefault(EchoWriter);
+  TestServer ts(WriterOn(fake));
+  REQUIRE_OK(ts.client()->Ingest(Batch("s", 7, 0, "morning")));
+  REQUIRE_OK(ts.client()->Ingest(Batch("s", 3, 7, "evening")));
+  for (int i = 0; i < 500 && fake.count("writer") < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(fake.count("writer") == 1);  // the morning session, without a flush
+  FlushWait(ts.client(), "s");
+  CHECK(fake.count("writer") == 2);
+  CHECK(AllRecords(ts.client(), "s").size() == 10);
+}
+
+TEST_CASE("a Writer reply mixing valid and invalid actions applies only the valid ones",
+          "[writer-service][validate]") {
+  FakeModelServer fake;
+  nlohmann::json actions = nlohmann::json::array({
+      {{"action", "ADD"}, {"owner", "Alice"}, {"source", "Alice"}, {"layer", "per_speaker_profile"},
+       {"utype", "stance"}, {"content", "Alice prefers tea"}},
+      {{"action", "ADD"}, {"owner", "Mallory"}, {"source", "Alice"}, {"layer", "per_speaker_core"},
+       {"utype", "fact"}, {"content", "Mallory is new"}},
+      {{"action", "ADD"}, {"owner", "Bob"}, {"source", "Bob"}, {"layer", "per_speaker_feelings"},
+       {"utype", "fact"}, {"content", "Bob is fine"}},
+      {{"action", "UPDATE"}, {"entry_id", "r000000009999"}, {"content", "nothing"}},
+      {{"action", "ADD"}, {"owner", "Alice"}, {"source", "Alice"}, {"layer", "per_speaker_profile"},
+       {"utype", "stance"}, {"content", "Alice prefers tea."}},
+      {{"action", "ADD"}, {"owner", "GROUP"}, {"source", "Bob"}, {"layer", "group_interaction"},
+       {"utype", "decision"}, {"content", "The group meets on Friday"}},
+  });
+  for (int i = 0; i < 10; ++i) {
+    actions.push_back({{"action", "ADD"}, {"owner", "Bob"}, {"source", "Bob"},
+                       {"layer", "per_speaker_core"}, {"utype", "fact"},
+                       {"content", "Bob fact number " + std::to_string(i)}});
+  }
+  fake.Enqueue("writer", FakeReply{200, FakeModelServer::ChatBody(
+                                            "Sure:\n" + nlohmann::json{{"actions", actions}}.dump())});
+  // The next segment's replies are broken JSON until it is parked.
+  fake.SetDefault([](const testing::FakeRequest&) {
+    return FakeReply{200, FakeModelServer::ChatBody("{\"actions\": [ {\"action\": \"ADD\", ")};
+  });
+  TestServer ts(WriterOn(fake, 2), /*metrics=*/true);
+  REQUIRE_OK(ts.client()->Ingest(Batch("v", 2)));
+  FlushWait(ts.client(), "v");
+  auto records = AllRecords(ts.client(), "v");
+  std::set<std::string> contents;
+  for (const auto& r : records) contents.insert(r.content());
+  // 1 (Alice) + 1 (GROUP) + 6 Bob facts: max(8, 2 x 2 messages) = 8 actions.
+  CHECK(records.size() == 8);
+  CHECK(contents.count("Alice prefers tea"));
+  CHECK(contents.count("The group meets on Friday"));
+  CHECK_FALSE(contents.count("Mallory is new"));
+  CHECK_FALSE(contents.count("Bob is fine"));
+
+  REQUIRE_OK(ts.client()->Ingest(Batch("v", 2, 2)));
+  FlushWait(ts.client(), "v");
+  v1::ListParkedRequest pr;
+  pr.set_channel("v");
+  auto parked = ts.client()->ListParked(pr);
+  REQUIRE_OK(parked);
+  REQUIRE(parked->segments_size() == 1);
+  CHECK(parked->segments(0).first_seq() == 3);
+  CHECK(parked->segments(0).last_seq() == 4);
+  CHECK(parked->segments(0).attempts() == 2);
+  CHECK(parked->segments(0).reason().find("invalid_json") == 0);
+
+  std::string metrics = testing::HttpGetMetrics(ts.server()->metrics_port());
+  INFO(metrics);
+  for (const char* line :
+       {"speakermem_writer_rejected_actions_total{reason=\"unknown_owner\"} 1",
+        "speakermem_writer_rejected_actions_total{reason=\"bad_layer\"} 1",
+        "speakermem_writer_rejected_actions_total{reason=\"missing_entry\"} 1",
+        "speakermem_writer_rejected_actions_total{reason=\"duplicate_in_batch\"} 1",
+        "speakermem_writer_rejected_actions_total{reason=\"over_budget\"} 4",
+        "speakermem_writer_rejected_actions_total{reason=\"invalid_json\"} 2",
+        "speakermem_writer_segments_total{outcome=\"parked\"} 1",
+        "speakermem_writer_parked_segments 1"}) {
+    CHECK(metrics.find(line) != std::string::npos);
+  }
+}
+
+// Reads ../shared/data; a failure under CI=true when the data is missing.
+std::string SocialMemDir() {
+  std::string base = testing::SharedDataDir();
+  std::string dir = base + "/socialmem/networks";
+  if (base.empty() || !std::filesystem::exists(dir)) {
+    if (testing::InCi()) FAIL("shared data missing under CI: " << dir);
+    WARN("shared data not found; skipping");
+    return "";
+  }
+  return dir;
+}
+
+TEST_CASE("offline Writer on the SocialMem networks: layers, scope, provenance, chains",
+          "[writer-service][data]") {
+  std::string dir = SocialMemDir();
+  if (dir.empty()) return;
+  TestServer ts([](server::ServerConfig* c) { c->memory.writer.idle_flush_ms = 0; });
+  std::map<std::string, int> layers;
+  int chains = 0, records_total = 0;
+  std::string chain_channel, chain_head;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    auto convs = datasets::LoadFile(entry.path().string(), datasets::Format::kSocialMem, "");
+    REQUIRE_OK(convs);
+    const auto& conv = (*convs)[0];
+    std::vector<v1::DialogueMessage> msgs;
+    std::set<std::string> ids;
+    for (const auto& m : conv.messages) {
+      v1::DialogueMessage w;
+      w.set_message_id(m.message_id);
+      w.set_speaker(m.speaker);
+      w.set_speaker_id(m.speaker_id);
+      w.set_text(m.text);
+      w.set_timestamp_ms(m.timestamp_ms);
+      w.set_session(m.session);
+      w.set_turn(m.turn);
+      msgs.push_back(w);
+      ids.insert(m.message_id);
+    }
+    REQUIRE_OK(ts.client()->IngestStream(conv.channel, msgs, {}, nullptr));
+    FlushWait(ts.client(), conv.channel);
+    for (const auto& r : AllRecords(ts.client(), conv.channel)) {
+      ++records_total;
+      INFO(conv.channel << " " << r.record_id() << " " << r.content());
+      ++layers[v1::Layer_Name(r.layer())];
+      if (r.layer() == v1::INTERACTION || r.layer() == v1::INSIGHT) {
+        CHECK(r.scope() == v1::GROUP);
+        CHECK(r.owner() == "GROUP");
+      } else {
+        CHECK(r.scope() == v1::PERSON);
+        CHECK(r.owner() != "GROUP");
+      }
+      CHECK_FALSE(r.from_ids().empty());
+      for (const auto& f : r.from_ids()) CHECK(ids.count(f));
+      if (!r.supersedes().empty()) {
+        ++chains;
+        chain_channel = conv.channel;
+        chain_head = r.record_id();
+      }
+    }
+  }
+  CHECK(records_total > 100);
+  for (const char* l : {"CORE", "PROFILE", "INTERACTION", "INSIGHT"}) {
+    INFO(l);
+    CHECK(layers[l] > 0);
+  }
+  REQUIRE(chains > 0);
+  // The full view shows the old and the new state.
+  v1::GetRecordRequest gr;
+  gr.set_channel(chain_channel);
+  gr.set_record_id(chain_head);
+  auto rec = ts.client()->GetRecord(gr);
+  REQUIRE_OK(rec);
+  REQUIRE(rec->chain_size() >= 2);
+  CHECK(rec->chain(0).state() == v1::SUPERSEDED);
+  CHECK(rec->chain(rec->chain_size() - 1).state() == v1::ACTIVE);
+  CHECK(rec->chain(rec->chain_size() - 1).supersedes(0) ==
+        rec->chain(rec->chain_size() - 2).record_id());
+  CHECK(rec->supporting_messages_size() > 0);
+  // Heads only by default.
+  v1::ListRecordsRequest heads;
+  heads.set_channel(chain_channel);
+  heads.set_page_size(1000);
+  auto h = ts.client()->ListRecords(heads);
+  REQUIRE_OK(h);
+  for (const auto& r : h->records()) CHECK(r.state() == v1::ACTIVE);
+}
+
+}  // namespace
+}  // namespace speakermem
