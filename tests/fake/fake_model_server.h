@@ -57,6 +57,8 @@ class FakeModelServer {
   int count(const std::string& stage) const;
   // Most requests ever handled at the same time.
   int max_in_flight() const { return max_in_flight_.load(); }
+  // Requests being handled right now (received, reply not yet sent).
+  int in_flight() const { return in_flight_.load(); }
   void Reset();
 
   // Body of a chat completion whose message content is `content`.
