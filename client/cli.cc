@@ -21,6 +21,7 @@
 #include "client/client.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
+#include "eval/writer_eval.h"
 
 namespace speakermem::cli {
 namespace {
@@ -50,6 +51,10 @@ constexpr char kUsage[] =
     "      A record's update chain, oldest first, with its supporting messages.\n"
     "  parked --channel C\n"
     "      Segments the Writer set aside after repeated failures.\n"
+    "  eval writer TRAJECTORY.json...\n"
+    "      Replay reference Writer trajectories through the offline Writer (embedded\n"
+    "      store in a temporary directory; no server needed) and score the final state\n"
+    "      with SpeakerLevenshtein beside the one-record-per-message baseline.\n"
     "\n"
     "global flags: --addr (env SPEAKERMEM_ADDR, default 127.0.0.1:50151),\n"
     "  --api-key (env SPEAKERMEM_API_KEY), --json (print JSON instead of text),\n"
@@ -492,12 +497,60 @@ int CmdParked(client::Client* c, const Args& args) {
   return 0;
 }
 
+int CmdEvalWriter(const Args& args) {
+  if (args.positional.size() < 3) return Usage("eval writer: give TRAJECTORY files");
+  char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return Fail(absl::InternalError("mkdtemp failed"));
+  std::string work = tmpl;
+  if (!args.Has("json")) {
+    std::printf("%-28s %8s %8s %8s %8s %8s %8s\n", "trajectory", "offline", "baseline", "records",
+                "ref", "updates", "calls");
+  }
+  double sum_off = 0, sum_base = 0;
+  int n = 0;
+  std::string json = "{\"trajectories\":[";
+  for (size_t i = 2; i < args.positional.size(); ++i) {
+    auto t = eval::LoadTrajectory(args.positional[i]);
+    if (!t.ok()) return Fail(t.status());
+    auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work + "/db");
+    if (!r.ok()) return Fail(r.status());
+    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
+    std::string name = args.positional[i].substr(args.positional[i].find_last_of('/') + 1);
+    if (args.Has("json")) {
+      absl::StrAppend(&json, n ? "," : "", "{\"file\":\"", name, "\",\"offline\":", r->sl.score,
+                      ",\"baseline\":", base, ",\"records\":", r->records,
+                      ",\"reference_records\":", t->reference.size(),
+                      ",\"update_links\":", r->update_links, ",\"writer_calls\":",
+                      r->writer_calls, "}");
+    } else {
+      std::printf("%-28s %8.4f %8.4f %8zu %8zu %8zu %8zu\n", name.c_str(), r->sl.score, base,
+                  r->records, t->reference.size(), r->update_links, r->writer_calls);
+    }
+    sum_off += r->sl.score;
+    sum_base += base;
+    ++n;
+  }
+  rmdir(work.c_str());
+  if (args.Has("json")) {
+    absl::StrAppend(&json, "],\"mean_offline\":", sum_off / n, ",\"mean_baseline\":", sum_base / n,
+                    "}");
+    std::printf("%s\n", json.c_str());
+  } else {
+    std::printf("%-28s %8.4f %8.4f\n", "mean", sum_off / n, sum_base / n);
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Args args;
   std::string error;
   if (!ParseArgs(argc, argv, &args, &error)) return Usage(error);
   if (args.positional.empty() || args.positional[0] == "help" || args.Has("help")) {
     return Usage("");
+  }
+  if (args.positional[0] == "eval") {
+    if (args.positional.size() >= 2 && args.positional[1] == "writer") return CmdEvalWriter(args);
+    return Usage("eval: expected 'eval writer'");
   }
   client::ClientOptions opts;
   const char* env_addr = std::getenv("SPEAKERMEM_ADDR");

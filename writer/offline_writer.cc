@@ -11,7 +11,8 @@
 //     preferences) or core (facts, commitments, identity);
 // and a candidate that revises a current head (or an earlier action of this
 // segment) of the same owner and layer on the same topic becomes an UPDATE
-// of it; one restating it unchanged is dropped. Contents are rewritten in the
+// of it (within a segment: the statements are joined); one restating it
+// unchanged is dropped. Contents are rewritten in the
 // third person ("I prefer X" -> "Bob prefers X").
 #include <algorithm>
 
@@ -70,6 +71,19 @@ const absl::flat_hash_set<std::string>& UpdateCues() {
       "actually", "instead", "changed", "change", "moved", "moves", "now", "anymore",
       "longer", "update", "updated", "cancelled", "canceled", "switched", "new", "revised"};
   return *s;
+}
+
+// Greetings, thanks and acknowledgements carry nothing to remember.
+bool AllPhatic(const std::vector<std::string>& content) {
+  static const auto* kPhatic = new absl::flat_hash_set<std::string>{
+      "good", "morning", "afternoon", "evening", "night", "hi", "hello", "hey", "thanks",
+      "thank", "welcome", "bye", "cheers", "everyone", "everybody", "guys", "folks", "team",
+      "update", "lol", "haha", "great", "nice", "cool", "sure", "yep", "yes", "np", "sounds",
+      "awesome", "congrats", "congratulations", "see", "later", "soon", "morning", "gm"};
+  for (const auto& t : content) {
+    if (!kPhatic->contains(t)) return false;
+  }
+  return true;
 }
 
 const absl::flat_hash_set<std::string>& FirstPerson() {
@@ -229,26 +243,34 @@ class OfflineWriter final : public WriterModel {
     const std::vector<std::string> toks = Tokenize(m.text);
     const std::vector<std::string> content = ContentTokens(m.text);
     std::string trimmed(absl::StripAsciiWhitespace(m.text));
-    if (content.size() < 2) return false;                       // chit-chat
-    if (!trimmed.empty() && trimmed.back() == '?') return false;  // a question
+    // Chit-chat: "ok", "lol", "thanks!", "good morning everyone".
+    if (content.size() < 2 || AllPhatic(content)) return false;
     const std::string who = m.speaker.empty() ? m.speaker_id : m.speaker;
+    const bool question = trimmed.find('?') != std::string::npos;
+    const bool first_person = HasAny(toks, FirstPerson());
     a->type = WriterAction::Type::kAdd;
     a->type_name = "ADD";
     a->source = m.speaker_id;
-    a->content = ThirdPerson(trimmed, who);
+    a->content = question && !first_person ? absl::StrCat(who, " asks: ", trimmed)
+                                           : ThirdPerson(trimmed, who);
 
-    // About another member: their name as the subject (within the first
-    // words, e.g. "Bob agreed ...", "I think Chen ..."), not as an address
-    // ("Chen, would ...").
+    // About another member: their name as the subject ("Bob agreed ..."), or
+    // right after a view verb ("I think Chen ..."); not an address ("Chen,
+    // would ...") and not the speaker's own reaction to them.
     for (const auto& r : roster) {
       if (r.speaker_id == m.speaker_id) continue;
       std::vector<std::string> names = r.aliases;
       names.push_back(r.speaker_id);
       for (const auto& name : names) {
         int pos = FindTokenRun(toks, Tokenize(name));
+        if (pos < 0) continue;
         bool address = pos == 0 && trimmed.size() > name.size() &&
                        trimmed.compare(name.size(), 1, ",") == 0;
-        if (pos < 0 || pos > 3 || address) continue;
+        bool subject = pos == 0 && !first_person;
+        bool reported = pos >= 2 && pos <= 3 && first_person &&
+                        HasAny({toks[pos - 1]}, {"think", "believe", "heard", "feel", "guess",
+                                                 "bet", "suspect", "noticed"});
+        if (address || question || !(subject || reported)) continue;
         a->owner = r.speaker_id;
         a->layer = "profile";
         a->utype = HasAny(toks, StanceWords()) ? "stance" : "observation";
@@ -257,31 +279,27 @@ class OfflineWriter final : public WriterModel {
     }
     const bool group_subject = HasAny(toks, {"we", "us", "our", "everyone", "team", "group"}) ||
                                HasPhrase(toks, {"let", "s"});
-    if (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
-        HasPhrase(toks, {"we", "ll"}) || HasPhrase(toks, {"we", "will"})) {
+    if (!question && (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
+                      HasPhrase(toks, {"we", "ll"}) || HasPhrase(toks, {"we", "will"}) ||
+                      (group_subject && HasAny(toks, {"need", "needs", "must", "require",
+                                                      "requires"})))) {
       a->owner = kGroupOwner;
       a->layer = "interaction";
       a->utype = "decision";
       return true;
     }
-    if (HasAny(toks, NormWords()) && (group_subject || HasAny(toks, {"please"}))) {
+    if (!question && HasAny(toks, NormWords()) && (group_subject || HasAny(toks, {"please"}))) {
       a->owner = kGroupOwner;
       a->layer = "insight";
       a->utype = HasAny(toks, {"please"}) ? "decision" : "observation";
       return true;
     }
-    if (HasAny(toks, FirstPerson())) {
-      a->owner = m.speaker_id;
-      if (HasAny(toks, StanceWords())) {
-        a->layer = "profile";
-        a->utype = "stance";
-      } else {
-        a->layer = "core";
-        a->utype = "fact";
-      }
-      return true;
-    }
-    return false;
+    // The speaker's own facts, stances and behaviour (DESIGN: core).
+    if (content.size() < 3 && !first_person) return false;
+    a->owner = m.speaker_id;
+    a->layer = "core";
+    a->utype = question ? "observation" : HasAny(toks, StanceWords()) ? "stance" : "fact";
+    return true;
   }
 
   // Adds `a`, or turns it into an UPDATE of the slot it revises, or drops it
@@ -302,9 +320,15 @@ class OfflineWriter final : public WriterModel {
     if (best != nullptr && best_sim >= 0.9) return;  // restated unchanged
     if (best != nullptr && (best_sim >= 0.4 || (cue && best_sim >= 0.12))) {
       if (best->action != SIZE_MAX) {
-        // Revises this segment's own ADD: the later statement wins.
-        (*actions)[best->action].content = a.content;
-        best->tokens = tokens;
+        // The same matter again within this segment: a revision replaces the
+        // earlier statement, anything else adds to it.
+        WriterAction& earlier = (*actions)[best->action];
+        if (cue || earlier.content.size() + a.content.size() > 400) {
+          earlier.content = a.content;
+        } else {
+          earlier.content = absl::StrCat(earlier.content, "; ", a.content);
+        }
+        best->tokens = ContentTokens(earlier.content);
         return;
       }
       WriterAction u;

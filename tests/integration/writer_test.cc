@@ -287,3 +287,89 @@ TEST_CASE("offline Writer on the SocialMem networks: layers, scope, provenance, 
 
 }  // namespace
 }  // namespace speakermem
+
+// ------------------------------------------- scored against the references
+
+#include "eval/writer_eval.h"
+
+namespace speakermem {
+namespace {
+
+std::string TrajectoryDir() {
+  std::string base = testing::SharedDataDir();
+  std::string dir = base + "/socialmem/trajectories";
+  if (base.empty() || !std::filesystem::exists(dir)) {
+    if (testing::InCi()) FAIL("shared data missing under CI: " << dir);
+    WARN("shared data not found; skipping");
+    return "";
+  }
+  return dir;
+}
+
+TEST_CASE("the offline Writer beats one-record-per-message on the reference trajectories",
+          "[writer-eval][data]") {
+  std::string dir = TrajectoryDir();
+  if (dir.empty()) return;
+  testing::TempDir work;
+  double offline = 0, baseline = 0;
+  int n = 0, wins = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("social_grp_", 0) != 0) continue;
+    auto t = eval::LoadTrajectory(entry.path().string());
+    REQUIRE_OK(t);
+    auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work.Sub("db"));
+    REQUIRE_OK(r);
+    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
+    WARN(name << ": offline " << r->sl.score << ", baseline " << base << ", " << r->records
+              << " records vs " << t->reference.size() << " in the reference, "
+              << r->writer_calls << " Writer calls");
+    // Segments never cross a session: sum over sessions of ceil(len/window).
+    std::map<std::string, size_t> per_session;
+    for (const auto& m : t->messages) ++per_session[m.session];
+    size_t bound = 0;
+    for (const auto& [s, len] : per_session) bound += (len + t->window - 1) / t->window;
+    CHECK(r->writer_calls == bound);
+    offline += r->sl.score;
+    baseline += base;
+    wins += r->sl.score > base;
+    ++n;
+  }
+  REQUIRE(n == 10);
+  WARN("mean SpeakerLevenshtein over " << n << " networks: offline " << offline / n
+                                       << ", baseline " << baseline / n);
+  CHECK(offline / n > baseline / n);
+  CHECK(wins >= 8);
+}
+
+TEST_CASE("the offline Writer builds UPDATE chains on the manual update cases",
+          "[writer-eval][data]") {
+  std::string dir = TrajectoryDir();
+  if (dir.empty()) return;
+  testing::TempDir work;
+  for (const char* name : {"manual_update_alpha.json", "manual_update_beta.json",
+                           "manual_update_gamma.json"}) {
+    INFO(name);
+    auto t = eval::LoadTrajectory(dir + "/" + name);
+    REQUIRE_OK(t);
+    auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work.Sub("db"));
+    REQUIRE_OK(r);
+    WARN(name << ": SpeakerLevenshtein " << r->sl.score << ", " << r->update_links
+              << " UPDATE links, " << r->records << " active records (reference "
+              << t->reference.size() << ", " << t->reference_updates << " updates)");
+    CHECK(r->update_links >= 3);
+    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
+    CHECK(r->sl.score > base);
+  }
+  for (const char* name : {"manual_noop_ack.json", "manual_noop_greeting.json"}) {
+    INFO(name);
+    auto t = eval::LoadTrajectory(dir + "/" + name);
+    REQUIRE_OK(t);
+    auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work.Sub("db"));
+    REQUIRE_OK(r);
+    CHECK(r->records == 0);
+  }
+}
+
+}  // namespace
+}  // namespace speakermem

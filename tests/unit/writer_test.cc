@@ -36,13 +36,13 @@ std::vector<WriterAction> Write(std::vector<WriterMessage> msgs,
   return out->actions;
 }
 
-TEST_CASE("offline Writer: first-person stances go to the speaker's profile", "[writer]") {
+TEST_CASE("offline Writer: first-person stances go to the speaker's core", "[writer]") {
   auto a = Write({Msg("bob", "I prefer concise checklists.")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].type == Type::kAdd);
   CHECK(a[0].owner == "bob");
   CHECK(a[0].source == "bob");
-  CHECK(a[0].layer == "profile");
+  CHECK(a[0].layer == "core");
   CHECK(a[0].utype == "stance");
   CHECK(a[0].content == "Bob prefers concise checklists");
 }
@@ -116,17 +116,25 @@ TEST_CASE("offline Writer: a revision of a head is an UPDATE, a restatement noth
   CHECK(same[0].type == Type::kNoop);
 }
 
-TEST_CASE("offline Writer: revisions within a segment merge into one record", "[writer]") {
+TEST_CASE("offline Writer: one matter within a segment is one record", "[writer]") {
+  // A revision replaces the earlier statement...
   auto a = Write({Msg("bob", "I prefer the beach for the offsite"),
                   Msg("bob", "Actually I prefer the mountains for the offsite now")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].type == Type::kAdd);
-  CHECK(a[0].content.find("mountains") != std::string::npos);
+  CHECK(a[0].content == "Actually Bob prefers the mountains for the offsite now");
+  // ...more on the same matter is added to it.
+  auto b = Write({Msg("bob", "I prefer the beach for the offsite"),
+                  Msg("bob", "I prefer the beach because of the surf at the offsite")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content ==
+        "Bob prefers the beach for the offsite; Bob prefers the beach because of the surf at "
+        "the offsite");
 }
 
-TEST_CASE("offline Writer: chit-chat and questions give NOOP and the cap holds", "[writer]") {
+TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") {
   auto a = Write({Msg("alice", "ok thanks!"), Msg("bob", "lol"),
-                  Msg("chen", "Should we book the train now?")});
+                  Msg("dana", "Good morning everyone!"), Msg("chen", "Sounds great, thanks!")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].type == Type::kNoop);
   std::vector<WriterMessage> many;
@@ -134,7 +142,16 @@ TEST_CASE("offline Writer: chit-chat and questions give NOOP and the cap holds",
     many.push_back(Msg("bob", "I like " + std::string(3, static_cast<char>('a' + i)) + " and " +
                                   std::string(4, static_cast<char>('b' + i))));
   }
-  CHECK(Write(many, {}, 8).size() <= 8);
+  CHECK(Write(many, {}, 8).size() == 8);
+}
+
+TEST_CASE("offline Writer: a question is recorded as the asker's behaviour", "[writer]") {
+  auto a = Write({Msg("chen", "Should we book the night train to Porto?")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "chen");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].utype == "observation");
+  CHECK(a[0].content == "Chen asks: Should we book the night train to Porto?");
 }
 
 TEST_CASE("ParseWriterActions is tolerant of form, strict on meaning", "[writer]") {
