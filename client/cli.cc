@@ -51,6 +51,10 @@ constexpr char kUsage[] =
     "      A record's update chain, oldest first, with its supporting messages.\n"
     "  parked --channel C\n"
     "      Segments the Writer set aside after repeated failures.\n"
+    "  correct --channel C RECORD_ID CONTENT\n"
+    "      Append an operator correction to a record's chain (the Writer cannot undo it).\n"
+    "  rederive --channel C [--timeout-ms N]\n"
+    "      Rebuild the channel's System 2 from System 1 with the current Writer.\n"
     "  eval writer TRAJECTORY.json...\n"
     "      Replay reference Writer trajectories through the offline Writer (embedded\n"
     "      store in a temporary directory; no server needed) and score the final state\n"
@@ -497,6 +501,47 @@ int CmdParked(client::Client* c, const Args& args) {
   return 0;
 }
 
+int CmdCorrect(client::Client* c, const Args& args) {
+  if (!args.Has("channel") || args.positional.size() < 3) {
+    return Usage("correct: --channel, a RECORD_ID and the CONTENT are required");
+  }
+  v1::CorrectRecordRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_record_id(args.positional[1]);
+  std::string content;
+  for (size_t i = 2; i < args.positional.size(); ++i) {
+    content += (i > 2 ? " " : "") + args.positional[i];
+  }
+  req.set_content(content);
+  auto resp = c->CorrectRecord(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+  } else {
+    PrintRecord(resp->record());
+  }
+  return 0;
+}
+
+int CmdRederive(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("rederive: --channel is required");
+  v1::RederiveRequest req;
+  req.set_channel(args.Get("channel"));
+  auto t = UintFlag(args, "timeout-ms", 600000);
+  if (!t.ok()) return Fail(t.status());
+  req.set_timeout_ms(*t);
+  auto resp = c->Rederive(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+  } else {
+    std::printf("re-derived: %llu segments, writer cursor %llu\n",
+                static_cast<unsigned long long>(resp->segments()),
+                static_cast<unsigned long long>(resp->cursor_seq()));
+  }
+  return 0;
+}
+
 int CmdEvalWriter(const Args& args) {
   if (args.positional.size() < 3) return Usage("eval writer: give TRAJECTORY files");
   char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
@@ -573,6 +618,8 @@ int Main(int argc, char** argv) {
   if (cmd == "records") return CmdRecords(c.get(), args);
   if (cmd == "history") return CmdHistory(c.get(), args);
   if (cmd == "parked") return CmdParked(c.get(), args);
+  if (cmd == "correct") return CmdCorrect(c.get(), args);
+  if (cmd == "rederive") return CmdRederive(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -93,6 +93,17 @@ class GrpcClient final : public Client {
                 v1::ListParkedResponse());
   }
 
+  absl::StatusOr<v1::CorrectRecordResponse> CorrectRecord(
+      const v1::CorrectRecordRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::CorrectRecord,
+                v1::CorrectRecordResponse());
+  }
+  absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) override {
+    int wait_ms = static_cast<int>(req.timeout_ms() == 0 ? 600000 : req.timeout_ms());
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Rederive, v1::RederiveResponse(),
+                wait_ms + options_.timeout_ms);
+  }
+
   absl::Status IngestStream(const std::string& channel,
                             const std::vector<v1::DialogueMessage>& messages,
                             const StreamOptions& options,

@@ -63,6 +63,10 @@ class Client {
       const v1::ListRecordsRequest& req) = 0;
   virtual absl::StatusOr<v1::GetRecordResponse> GetRecord(const v1::GetRecordRequest& req) = 0;
   virtual absl::StatusOr<v1::ListParkedResponse> ListParked(const v1::ListParkedRequest& req) = 0;
+  virtual absl::StatusOr<v1::CorrectRecordResponse> CorrectRecord(
+      const v1::CorrectRecordRequest& req) = 0;
+  // Uses the request's timeout (plus a margin) as deadline.
+  virtual absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) = 0;
 
   // OK when the server's health service reports SERVING within `timeout_ms`.
   virtual absl::Status WaitForServing(int timeout_ms) = 0;

@@ -1,6 +1,7 @@
 #include "engine/memory.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -50,8 +51,12 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
   SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
                       storage::Store::Open(options.store));
   std::unique_ptr<Memory> memory(new Memory(options, clock, std::move(store), std::move(stages)));
+  writer::WriterOptions wo = options.writer;
+  if (wo.scratch_dir.empty()) wo.scratch_dir = options.store.path + ".scratch";
+  std::error_code ec;
+  std::filesystem::create_directories(wo.scratch_dir, ec);
   memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model),
-                                                  options.writer, clock, registry);
+                                                  wo, clock, registry);
   return memory;
 }
 
@@ -114,6 +119,19 @@ absl::StatusOr<RecordWithChain> Memory::GetRecord(const storage::ChannelRef& cha
   }
   SM_ASSIGN_OR_RETURN(out.supporting, store_->GetMessagesBySeq(channel, seqs));
   return out;
+}
+
+absl::StatusOr<storage::Record> Memory::CorrectRecord(const storage::ChannelRef& channel,
+                                                     const std::string& record_id,
+                                                     const std::string& content) {
+  SM_RETURN_IF_ERROR(CheckChannel(channel));
+  return writer_->Correct(channel, record_id, content);
+}
+
+absl::StatusOr<storage::WriterState> Memory::Rederive(const storage::ChannelRef& channel,
+                                                      std::chrono::milliseconds timeout) {
+  SM_RETURN_IF_ERROR(CheckChannel(channel));
+  return writer_->Rederive(channel, timeout);
 }
 
 absl::StatusOr<std::vector<storage::ParkedSegment>> Memory::ListParked(

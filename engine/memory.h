@@ -143,6 +143,12 @@ class Memory {
                                             const std::string& record_id);
   absl::StatusOr<std::vector<storage::ParkedSegment>> ListParked(
       const storage::ChannelRef& channel);
+  // See WriterService::Correct and ::Rederive.
+  absl::StatusOr<storage::Record> CorrectRecord(const storage::ChannelRef& channel,
+                                               const std::string& record_id,
+                                               const std::string& content);
+  absl::StatusOr<storage::WriterState> Rederive(const storage::ChannelRef& channel,
+                                                std::chrono::milliseconds timeout);
 
   storage::Store* store() { return store_.get(); }
   const MemoryOptions& options() const { return options_; }

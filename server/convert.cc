@@ -110,6 +110,7 @@ void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRe
   out->set_state(r.active() ? v1::ACTIVE : v1::SUPERSEDED);
   out->set_session(r.session);
   out->set_created_ms(r.created_ms);
+  out->set_operator_locked(r.operator_locked);
 }
 
 void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out) {

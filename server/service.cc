@@ -94,7 +94,8 @@ using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_Ing
         S::WithCallbackMethod_ListChannels<S::WithCallbackMethod_Query<
             S::WithCallbackMethod_Flush<S::WithCallbackMethod_ListRecords<
                 S::WithCallbackMethod_GetRecord<S::WithCallbackMethod_ListParked<
-                    S::Service>>>>>>>>>>;
+                    S::WithCallbackMethod_CorrectRecord<S::WithCallbackMethod_Rederive<
+                        S::Service>>>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -256,6 +257,33 @@ class Service final : public ServiceBase {
           memory_->ListParked(ChannelOf(ctx, req->channel()));
       if (!parked.ok()) return parked.status();
       for (const auto& p : *parked) ToProto(p, resp->add_segments());
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* CorrectRecord(CallbackServerContext* ctx,
+                                    const v1::CorrectRecordRequest* req,
+                                    v1::CorrectRecordResponse* resp) override {
+    return Unary("CorrectRecord", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      absl::StatusOr<storage::Record> r = memory_->CorrectRecord(
+          ChannelOf(ctx, req->channel()), req->record_id(), req->content());
+      if (!r.ok()) return r.status();
+      ToProto(*r, req->channel(), resp->mutable_record());
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* Rederive(CallbackServerContext* ctx, const v1::RederiveRequest* req,
+                               v1::RederiveResponse* resp) override {
+    return Unary("Rederive", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 600000 : req->timeout_ms());
+      absl::StatusOr<storage::WriterState> st =
+          memory_->Rederive(ChannelOf(ctx, req->channel()), timeout);
+      if (!st.ok()) return st.status();
+      resp->set_cursor_seq(st->cursor_seq);
+      resp->set_segments(st->segments);
       return absl::OkStatus();
     });
   }

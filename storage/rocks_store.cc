@@ -175,6 +175,8 @@ class RocksStore final : public Store {
   absl::Status ApplySegment(const ChannelRef& channel, const SegmentApply& apply) override;
   absl::StatusOr<std::vector<Record>> ListRecords(const ChannelRef& channel,
                                                   const RecordQuery& query) override;
+  absl::Status ReplaceDerived(const ChannelRef& channel, const std::vector<Record>& records,
+                              const WriterState& state) override;
   absl::StatusOr<Record> GetRecord(const ChannelRef& channel,
                                    const std::string& record_id) override;
   absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
@@ -709,6 +711,9 @@ absl::Status RocksStore::ApplySegment(const ChannelRef& ch, const SegmentApply& 
     return absl::AbortedError(absl::StrCat("writer cursor is at ", w.cursor_seq, ", expected ",
                                            apply.expected_cursor));
   }
+  if (apply.expected_next_record != 0 && w.next_record != apply.expected_next_record) {
+    return absl::AbortedError("records were written meanwhile; derive again");
+  }
   rocksdb::WriteBatch batch;
   for (const Record& r : apply.new_records) SM_RETURN_IF_ERROR(PutRecord(ch, r, &batch));
   for (const auto& [old_id, new_id] : apply.superseded) {
@@ -737,6 +742,29 @@ absl::Status RocksStore::ApplySegment(const ChannelRef& ch, const SegmentApply& 
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
   return FromRocks(db_->Write(wo, &batch), "apply writer segment");
+}
+
+absl::Status RocksStore::ReplaceDerived(const ChannelRef& ch, const std::vector<Record>& records,
+                                        const WriterState& state) {
+  std::shared_ptr<ChannelState> lock_state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(lock_state->mu);
+  rocksdb::WriteBatch batch;
+  const std::string begin = keys::ChannelPrefix(ch), end = keys::ChannelPrefixEnd(ch);
+  for (ColumnFamily f : kLayerFamilies) batch.DeleteRange(cf(f), begin, end);
+  std::string x_begin = begin + "x", x_end = begin + "y";
+  batch.DeleteRange(cf(ColumnFamily::kIndex), x_begin, x_end);
+  std::string p_begin = keys::ParkedPrefix(ch), p_end = begin + "q";
+  batch.DeleteRange(cf(ColumnFamily::kMeta), p_begin, p_end);
+  for (const Record& r : records) SM_RETURN_IF_ERROR(PutRecord(ch, r, &batch));
+  StoredWriterState sw;
+  sw.set_cursor_seq(state.cursor_seq);
+  sw.set_next_record(state.next_record);
+  sw.set_flush_until(state.flush_until);
+  sw.set_segments(state.segments);
+  batch.Put(cf(ColumnFamily::kMeta), keys::WriterStateKey(ch), sw.SerializeAsString());
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return FromRocks(db_->Write(wo, &batch), "replace derived state");
 }
 
 absl::StatusOr<Record> RocksStore::GetRecord(const ChannelRef& ch, const std::string& record_id) {

@@ -123,6 +123,13 @@ class Store {
   // another writer moved it); nothing is written then.
   virtual absl::Status ApplySegment(const ChannelRef& channel, const SegmentApply& apply) = 0;
 
+  // Replaces the channel's whole derived state in one write batch: every
+  // record, record index key and parked segment of the channel is deleted,
+  // then `records` are written and the Writer state set to `state`.
+  virtual absl::Status ReplaceDerived(const ChannelRef& channel,
+                                      const std::vector<Record>& records,
+                                      const WriterState& state) = 0;
+
   // Records in record-id (creation) order after query.after_id, filtered.
   virtual absl::StatusOr<std::vector<Record>> ListRecords(const ChannelRef& channel,
                                                           const RecordQuery& query) = 0;

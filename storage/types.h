@@ -140,6 +140,9 @@ struct ParkedSegment {
 // removes a parked segment.
 struct SegmentApply {
   uint64_t expected_cursor = 0;
+  // When non-zero, next_record must also still be this (guards against a
+  // record written meanwhile without moving the cursor, e.g. a correction).
+  uint64_t expected_next_record = 0;
   uint64_t new_cursor = 0;
   uint64_t next_record = 0;
   std::vector<Record> new_records;

@@ -213,6 +213,7 @@ storage::SegmentApply BuildApply(const ValidationReport& report, const Validatio
                                  const storage::WriterState& state, int64_t now_ms) {
   storage::SegmentApply apply;
   apply.expected_cursor = state.cursor_seq;
+  apply.expected_next_record = state.next_record;
   apply.new_cursor = segment.empty() ? state.cursor_seq : segment.back().seq;
   uint64_t next = state.next_record;
   const std::string pos = segment.empty()

@@ -1,6 +1,8 @@
 #include "writer/writer_service.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -8,7 +10,9 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/log.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -97,6 +101,7 @@ struct ChannelWork {
   uint64_t newest = 0;
   uint64_t cursor = 0;
   uint64_t flushed = 0;  // flush mark already written by the idle sweeper
+  bool rederiving = false;  // Rederive owns the channel; workers leave it alone
 };
 
 class WriterServiceImpl final : public WriterService {
@@ -117,6 +122,10 @@ class WriterServiceImpl final : public WriterService {
   absl::Status Flush(const ChannelRef& channel, bool wait,
                      std::chrono::milliseconds timeout) override;
   uint64_t Backlog() const override;
+  absl::StatusOr<storage::Record> Correct(const ChannelRef& channel, const std::string& record_id,
+                                          const std::string& content) override;
+  absl::StatusOr<storage::WriterState> Rederive(const ChannelRef& channel,
+                                                std::chrono::milliseconds timeout) override;
 
  private:
   void WorkerLoop();
@@ -125,12 +134,20 @@ class WriterServiceImpl final : public WriterService {
   void EnqueueLocked(const ChannelRef& ch, ChannelWork* w);
   void ProcessChannel(const ChannelRef& ch);
   // Derives one segment; returns false to stop processing the channel.
-  bool RunSegment(const ChannelRef& ch, const storage::WriterState& state,
+  bool RunSegment(storage::Store* store, const ChannelRef& ch, const storage::WriterState& state,
                   const Segment& seg);
+  // Rederive's work in the scratch store; the derived records and state.
+  absl::StatusOr<storage::WriterState> DeriveInto(storage::Store* scratch, const ChannelRef& ch,
+                                                  std::chrono::steady_clock::time_point deadline);
+  absl::StatusOr<storage::WriterState> RederiveIn(const ChannelRef& ch,
+                                                  const storage::ChannelInfo& info,
+                                                  const std::string& dir,
+                                                  std::chrono::steady_clock::time_point deadline);
   void RetryParked(const ChannelRef& ch);
   // Model + validation for a segment. Non-OK when the model kept failing.
-  absl::StatusOr<ValidationReport> Derive(const ChannelRef& ch, const Segment& seg,
-                                          ValidationContext* ctx, uint32_t* attempts);
+  absl::StatusOr<ValidationReport> Derive(storage::Store* store, const ChannelRef& ch,
+                                          const Segment& seg, ValidationContext* ctx,
+                                          uint32_t* attempts);
   std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg) const;
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
@@ -203,7 +220,7 @@ void WriterServiceImpl::Stop() {
 }
 
 void WriterServiceImpl::EnqueueLocked(const ChannelRef& ch, ChannelWork* w) {
-  if (w->queued || w->running || stopping_) {
+  if (w->queued || w->running || w->rederiving || stopping_) {
     w->dirty = true;
     return;
   }
@@ -280,6 +297,10 @@ void WriterServiceImpl::WorkerLoop() {
       queue_.pop_front();
       ChannelWork& w = channels_[ch];
       w.queued = false;
+      if (w.rederiving) {
+        w.dirty = true;
+        continue;
+      }
       w.running = true;
       w.dirty = false;
     }
@@ -347,7 +368,7 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
       return;
     }
     if (!seg->has_value()) break;
-    if (!RunSegment(ch, *state, **seg)) return;
+    if (!RunSegment(store_, ch, *state, **seg)) return;
   }
   if (!stopping()) RetryParked(ch);
 }
@@ -396,17 +417,18 @@ std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& c
   return out;
 }
 
-absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(const ChannelRef& ch,
+absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store,
+                                                           const ChannelRef& ch,
                                                            const Segment& seg,
                                                            ValidationContext* ctx,
                                                            uint32_t* attempts) {
-  absl::StatusOr<std::vector<storage::RosterEntry>> roster = store_->GetRoster(ch);
+  absl::StatusOr<std::vector<storage::RosterEntry>> roster = store->GetRoster(ch);
   if (!roster.ok()) return roster.status();
   for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
   storage::RecordQuery q;
   q.include_superseded = true;
   q.limit = UINT32_MAX;
-  absl::StatusOr<std::vector<storage::Record>> records = store_->ListRecords(ch, q);
+  absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(ch, q);
   if (!records.ok()) return records.status();
   for (auto& r : *records) ctx->records.emplace(r.record_id, std::move(r));
   ctx->max_actions = std::max<size_t>(8, 2 * seg.messages.size());
@@ -448,12 +470,12 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(const ChannelRef& ch,
   return last;
 }
 
-bool WriterServiceImpl::RunSegment(const ChannelRef& ch, const storage::WriterState& state,
-                                   const Segment& seg) {
+bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
+                                   const storage::WriterState& state, const Segment& seg) {
   auto start = std::chrono::steady_clock::now();
   ValidationContext ctx;
   uint32_t attempts = 0;
-  absl::StatusOr<ValidationReport> report = Derive(ch, seg, &ctx, &attempts);
+  absl::StatusOr<ValidationReport> report = Derive(store, ch, seg, &ctx, &attempts);
   if (absl::IsCancelled(report.status())) return false;  // stopping: stays pending
   storage::SegmentApply apply;
   std::string outcome = "applied";
@@ -471,7 +493,7 @@ bool WriterServiceImpl::RunSegment(const ChannelRef& ch, const storage::WriterSt
                                           clock_->NowMs()};
     outcome = "parked";
   }
-  absl::Status s = store_->ApplySegment(ch, apply);
+  absl::Status s = store->ApplySegment(ch, apply);
   if (absl::IsAborted(s)) return true;  // applied already: re-read and go on
   if (!s.ok()) {
     LOG_ERROR("writer apply failed").Str("channel", ch.channel).Str("error", s.message());
@@ -495,7 +517,7 @@ bool WriterServiceImpl::RunSegment(const ChannelRef& ch, const storage::WriterSt
         .Int("last_seq", static_cast<int64_t>(seg.last_seq()))
         .Str("reason", report.status().message());
   }
-  Applied(ch, apply.new_cursor);
+  if (store == store_) Applied(ch, apply.new_cursor);
   return true;
 }
 
@@ -515,7 +537,7 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
     if (!state.ok()) return;
     ValidationContext ctx;
     uint32_t attempts = 0;
-    absl::StatusOr<ValidationReport> report = Derive(ch, seg, &ctx, &attempts);
+    absl::StatusOr<ValidationReport> report = Derive(store_, ch, seg, &ctx, &attempts);
     if (absl::IsCancelled(report.status())) return;
     storage::SegmentApply apply;
     if (report.ok()) {
@@ -537,6 +559,181 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
       metrics_.ParkedDelta(-1);
     }
   }
+}
+
+absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
+                                                          const std::string& record_id,
+                                                          const std::string& content) {
+  std::string text(absl::StripAsciiWhitespace(content));
+  if (text.empty()) return absl::InvalidArgumentError("content: must not be empty");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(ch);
+    if (it != channels_.end() && it->second.rederiving) {
+      return absl::UnavailableError("a re-derivation of this channel is running; retry after it");
+    }
+  }
+  if (text.size() > kMaxContentBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("content: ", text.size(), " bytes; the limit is ", kMaxContentBytes));
+  }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
+    if (!state.ok()) return state.status();
+    absl::StatusOr<storage::Record> old = store_->GetRecord(ch, record_id);
+    if (!old.ok()) return old.status();
+    if (!old->active()) {
+      return absl::FailedPreconditionError(absl::StrCat("record ", record_id,
+                                                        " is superseded by ", old->superseded_by,
+                                                        "; correct the current head"));
+    }
+    storage::Record r;
+    r.record_id = absl::StrFormat("r%012d", state->next_record);
+    r.content = text;
+    r.source = "operator";
+    r.owner = old->owner;
+    r.layer = old->layer;
+    r.utype = old->utype;
+    r.from_ids = old->from_ids;
+    r.valid_at_ms = clock_->NowMs();
+    r.created_ms = r.valid_at_ms;
+    r.writer_pos = "operator";
+    r.session = old->session;
+    r.supersedes = {old->record_id};
+    r.operator_locked = true;
+    storage::SegmentApply apply;
+    apply.expected_cursor = apply.new_cursor = state->cursor_seq;
+    apply.expected_next_record = state->next_record;
+    apply.next_record = state->next_record + 1;
+    apply.new_records = {r};
+    apply.superseded = {{old->record_id, r.record_id}};
+    absl::Status s = store_->ApplySegment(ch, apply);
+    if (absl::IsAborted(s)) continue;  // the Writer wrote meanwhile: read again
+    if (!s.ok()) return s;
+    return r;
+  }
+  return absl::UnavailableError("the channel is too busy to take a correction; retry");
+}
+
+absl::StatusOr<storage::WriterState> WriterServiceImpl::DeriveInto(
+    storage::Store* scratch, const ChannelRef& ch, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    if (stopping()) return absl::UnavailableError("the Writer is stopping");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError("re-derivation did not finish in time");
+    }
+    absl::StatusOr<storage::WriterState> state = scratch->GetWriterState(ch);
+    if (!state.ok()) return state.status();
+    absl::StatusOr<std::optional<Segment>> seg = NextSegment(scratch, ch, *state, options_.window);
+    if (!seg.ok()) return seg.status();
+    if (!seg->has_value()) return state;
+    if (!RunSegment(scratch, ch, *state, **seg)) {
+      return absl::UnavailableError("re-derivation stopped");
+    }
+    absl::StatusOr<std::vector<storage::ParkedSegment>> parked = scratch->ListParked(ch);
+    if (!parked.ok()) return parked.status();
+    if (!parked->empty()) {
+      return absl::UnavailableError(absl::StrCat(
+          "re-derivation failed on messages ", parked->front().first_seq, "-",
+          parked->front().last_seq, ": ", parked->front().reason, "; the old state is kept"));
+    }
+  }
+}
+
+absl::StatusOr<storage::WriterState> WriterServiceImpl::RederiveIn(
+    const ChannelRef& ch, const storage::ChannelInfo& info, const std::string& dir,
+    std::chrono::steady_clock::time_point deadline) {
+  storage::StoreOptions so;
+  so.path = dir;
+  so.block_cache_bytes = 8u << 20;
+  absl::StatusOr<std::unique_ptr<storage::Store>> scratch = storage::Store::Open(so);
+  if (!scratch.ok()) return scratch.status();
+  // Copy System 1. The scratch store numbers messages from 1; main_seq maps
+  // its seqs back (they differ once messages have been deleted).
+  std::vector<uint64_t> main_seq = {0};
+  storage::MessageQuery q;
+  q.limit = 1000;
+  for (;;) {
+    absl::StatusOr<storage::MessagePage> page = store_->ScanMessages(ch, q);
+    if (!page.ok()) return page.status();
+    if (!page->messages.empty()) {
+      for (const auto& m : page->messages) main_seq.push_back(m.seq);
+      std::vector<storage::Message> msgs = std::move(page->messages);
+      absl::StatusOr<storage::AppendResult> r = (*scratch)->AppendMessages(ch, &msgs);
+      if (!r.ok()) return r.status();
+    }
+    if (page->next_after_seq == 0) break;
+    q.after_seq = page->next_after_seq;
+  }
+  absl::Status s = (*scratch)->SetFlushUntil(ch, main_seq.size() - 1);
+  if (!s.ok()) return s;
+  absl::StatusOr<storage::WriterState> derived = DeriveInto(scratch->get(), ch, deadline);
+  if (!derived.ok()) return derived.status();
+
+  storage::RecordQuery all;
+  all.include_superseded = true;
+  all.limit = UINT32_MAX;
+  absl::StatusOr<std::vector<storage::Record>> records = (*scratch)->ListRecords(ch, all);
+  if (!records.ok()) return records.status();
+  // Operator corrections survive, as locked records of their own.
+  absl::StatusOr<std::vector<storage::Record>> old = store_->ListRecords(ch, all);
+  if (!old.ok()) return old.status();
+  uint64_t next = derived->next_record;
+  for (storage::Record r : *old) {
+    if (!r.operator_locked || !r.active()) continue;
+    r.record_id = absl::StrFormat("r%012d", next++);
+    r.supersedes.clear();
+    records->push_back(std::move(r));
+  }
+  absl::StatusOr<storage::WriterState> current = store_->GetWriterState(ch);
+  if (!current.ok()) return current.status();
+  storage::WriterState out;
+  out.cursor_seq = main_seq[std::min<size_t>(derived->cursor_seq, main_seq.size() - 1)];
+  out.next_record = next;
+  out.flush_until = std::max(current->flush_until, info.last_seq);
+  out.segments = derived->segments;
+  s = store_->ReplaceDerived(ch, *records, out);
+  if (!s.ok()) return s;
+  Applied(ch, out.cursor_seq);
+  LOG_INFO("re-derived channel")
+      .Str("channel", ch.channel)
+      .Int("records", static_cast<int64_t>(records->size()))
+      .Int("segments", static_cast<int64_t>(out.segments));
+  return out;
+}
+
+absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
+    const ChannelRef& ch, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  absl::StatusOr<storage::ChannelInfo> info = store_->GetChannelInfo(ch);
+  if (!info.ok()) return info.status();
+  {
+    // Take the channel from the workers once its in-flight segment is done.
+    std::unique_lock<std::mutex> lock(mu_);
+    ChannelWork& w = channels_[ch];
+    if (w.rederiving) return absl::AlreadyExistsError("a re-derivation of this channel is running");
+    w.rederiving = true;
+    if (!done_cv_.wait_until(lock, deadline, [&] { return !channels_[ch].running || stopping_; })) {
+      channels_[ch].rederiving = false;
+      return absl::DeadlineExceededError("the channel's Writer segment did not finish in time");
+    }
+  }
+  auto release = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    ChannelWork& w = channels_[ch];
+    w.rederiving = false;
+    EnqueueLocked(ch, &w);
+  };
+  std::string base = options_.scratch_dir.empty() ? std::filesystem::temp_directory_path().string()
+                                                  : options_.scratch_dir;
+  std::string dir = absl::StrCat(base, "/speakermem-rederive-",
+                                 std::hash<std::string>()(ch.tenant + '\0' + ch.channel), "-",
+                                 clock_->NowMs());
+  absl::StatusOr<storage::WriterState> result = RederiveIn(ch, *info, dir, deadline);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  release();
+  return result;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "common/clock.h"
+#include "storage/store.h"
 #include "storage/types.h"
 #include "writer/writer_model.h"
 
@@ -46,6 +47,9 @@ struct WriterOptions {
   // estimated tokens. Defaults: 40, 2000.
   size_t max_heads = 40;
   size_t head_token_budget = 2000;
+  // Scratch space for Rederive (a temporary store per run). Default: the
+  // system temporary directory.
+  std::string scratch_dir;
 };
 
 // Thread-safe.
@@ -77,6 +81,23 @@ class WriterService {
   // Messages stored but not yet derived, over all channels known to the
   // service.
   virtual uint64_t Backlog() const = 0;
+
+  // Appends an operator correction to the chain of head `record_id`: a new
+  // record with source "operator", the head's owner, layer and utype, marked
+  // so the Writer may not UPDATE it. NOT_FOUND for an unknown record,
+  // FAILED_PRECONDITION when it is not the current head.
+  virtual absl::StatusOr<storage::Record> Correct(const storage::ChannelRef& channel,
+                                                  const std::string& record_id,
+                                                  const std::string& content) = 0;
+
+  // Rebuilds the channel's System 2 from System 1 with the current Writer,
+  // in a scratch store, then replaces the old derived state atomically.
+  // Operator corrections survive as locked records. The channel's normal
+  // Writer work waits meanwhile; messages that arrive are derived after.
+  // UNAVAILABLE (old state kept) when a segment keeps failing;
+  // DEADLINE_EXCEEDED after `timeout`.
+  virtual absl::StatusOr<storage::WriterState> Rederive(const storage::ChannelRef& channel,
+                                                        std::chrono::milliseconds timeout) = 0;
 };
 
 }  // namespace speakermem::writer

@@ -373,3 +373,145 @@ TEST_CASE("the offline Writer builds UPDATE chains on the manual update cases",
 
 }  // namespace
 }  // namespace speakermem
+
+// ---------------------------------------------- corrections, re-derivation
+
+namespace speakermem {
+namespace {
+
+TEST_CASE("an operator correction heads the chain and the Writer cannot undo it",
+          "[writer-service][correct]") {
+  FakeModelServer fake;
+  TestServer ts(WriterOn(fake, 2), /*metrics=*/true);
+  fake.Enqueue("writer", FakeReply{200, FakeModelServer::ChatBody(
+                                            "{\"actions\": [{\"action\": \"ADD\", \"owner\": "
+                                            "\"Bob\", \"source\": \"Bob\", \"layer\": "
+                                            "\"per_speaker_core\", \"utype\": \"stance\", "
+                                            "\"content\": \"Bob prefers the beach\"}]}")});
+  REQUIRE_OK(ts.client()->Ingest(Batch("k", 2)));
+  FlushWait(ts.client(), "k");
+  auto records = AllRecords(ts.client(), "k");
+  REQUIRE(records.size() == 1);
+  const std::string original = records[0].record_id();
+
+  v1::CorrectRecordRequest cr;
+  cr.set_channel("k");
+  cr.set_record_id(original);
+  cr.set_content("Bob prefers the mountains (confirmed with Bob)");
+  auto corrected = ts.client()->CorrectRecord(cr);
+  REQUIRE_OK(corrected);
+  CHECK(corrected->record().source() == "operator");
+  CHECK(corrected->record().owner() == "Bob");
+  CHECK(corrected->record().operator_locked());
+  CHECK(corrected->record().supersedes(0) == original);
+  const std::string fixed = corrected->record().record_id();
+  // Correcting a superseded record is refused.
+  REQUIRE_CODE(ts.client()->CorrectRecord(cr), absl::StatusCode::kFailedPrecondition);
+  cr.set_record_id("r999999999999");
+  REQUIRE_CODE(ts.client()->CorrectRecord(cr), absl::StatusCode::kNotFound);
+
+  // The next Writer reply tries to UPDATE the corrected head.
+  fake.Enqueue("writer", FakeReply{200, FakeModelServer::ChatBody(
+                                            "{\"actions\": [{\"action\": \"UPDATE\", "
+                                            "\"entry_id\": \"" + fixed +
+                                            "\", \"content\": \"Bob prefers the beach again\"}]}")});
+  REQUIRE_OK(ts.client()->Ingest(Batch("k", 2, 2)));
+  FlushWait(ts.client(), "k");
+  v1::GetRecordRequest gr;
+  gr.set_channel("k");
+  gr.set_record_id(fixed);
+  auto history = ts.client()->GetRecord(gr);
+  REQUIRE_OK(history);
+  CHECK(history->record().state() == v1::ACTIVE);
+  REQUIRE(history->chain_size() == 2);
+  CHECK(history->chain(0).record_id() == original);
+  CHECK(history->chain(1).content() == "Bob prefers the mountains (confirmed with Bob)");
+  std::string metrics = testing::HttpGetMetrics(ts.server()->metrics_port());
+  CHECK(metrics.find("speakermem_writer_rejected_actions_total{reason=\"operator_locked\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("Rederive rebuilds System 2 atomically and keeps operator corrections",
+          "[writer-service][rederive]") {
+  TestServer ts([](server::ServerConfig* c) { c->memory.writer.idle_flush_ms = 0; });
+  v1::IngestRequest req;
+  req.set_channel("r");
+  const char* lines[][2] = {{"Alice", "I prefer the beach for the offsite"},
+                            {"Bob", "Decision: the offsite is in Lisbon in May"},
+                            {"Chen", "I will book the night train from Madrid"},
+                            {"Dana", "I'm vegetarian, the venue needs real options"},
+                            {"Alice", "Updated decision: the offsite moves to Porto in May"}};
+  for (int i = 0; i < 5; ++i) {
+    auto* m = req.add_messages();
+    m->set_message_id("r" + std::to_string(i));
+    m->set_speaker(lines[i][0]);
+    m->set_text(lines[i][1]);
+    m->set_timestamp_ms(1700000000000 + i * 60000);
+    m->set_session(i < 2 ? "s1" : "s2");
+  }
+  REQUIRE_OK(ts.client()->Ingest(req));
+  FlushWait(ts.client(), "r");
+  auto before = AllRecords(ts.client(), "r");
+  REQUIRE(before.size() >= 4);
+  v1::CorrectRecordRequest cr;
+  cr.set_channel("r");
+  for (const auto& r : before) {
+    if (r.owner() == "Dana" && r.state() == v1::ACTIVE) cr.set_record_id(r.record_id());
+  }
+  REQUIRE_FALSE(cr.record_id().empty());
+  cr.set_content("Dana is vegan, not only vegetarian");
+  REQUIRE_OK(ts.client()->CorrectRecord(cr));
+
+  v1::RederiveRequest rr;
+  rr.set_channel("r");
+  auto done = ts.client()->Rederive(rr);
+  REQUIRE_OK(done);
+  CHECK(done->cursor_seq() == 5);
+  auto after = AllRecords(ts.client(), "r");
+  // The same deterministic Writer re-derives the same state, plus the
+  // correction carried over as a locked record (its old chain is gone).
+  size_t derived_after = 0, corrections = 0;
+  for (const auto& r : after) {
+    if (r.source() == "operator") {
+      ++corrections;
+      CHECK(r.operator_locked());
+      CHECK(r.content() == "Dana is vegan, not only vegetarian");
+      CHECK(r.supersedes_size() == 0);
+    } else {
+      ++derived_after;
+    }
+  }
+  CHECK(corrections == 1);
+  CHECK(derived_after == before.size());
+  // The Writer carries on with new messages afterwards.
+  REQUIRE_OK(ts.client()->Ingest(Batch("r", 2, 10, "s3")));
+  FlushWait(ts.client(), "r");
+  CHECK(AllRecords(ts.client(), "r").size() > after.size());
+  rr.set_channel("nope");
+  REQUIRE_CODE(ts.client()->Rederive(rr), absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("a failed Rederive keeps the old derived state", "[writer-service][rederive]") {
+  FakeModelServer fake;
+  fake.SetDefault(EchoWriter);
+  TestServer ts(WriterOn(fake, 3));
+  REQUIRE_OK(ts.client()->Ingest(Batch("f", 6)));
+  FlushWait(ts.client(), "f");
+  auto before = AllRecords(ts.client(), "f");
+  REQUIRE(before.size() == 6);
+  fake.SetDefault([](const testing::FakeRequest&) {
+    FakeReply r;
+    r.status = 500;
+    r.body = "{}";
+    return r;
+  });
+  v1::RederiveRequest rr;
+  rr.set_channel("f");
+  REQUIRE_CODE(ts.client()->Rederive(rr), absl::StatusCode::kUnavailable);
+  auto after = AllRecords(ts.client(), "f");
+  REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < after.size(); ++i) CHECK(after[i].record_id() == before[i].record_id());
+}
+
+}  // namespace
+}  // namespace speakermem
