@@ -46,5 +46,18 @@ for q in "Where is the offsite now?" \
   "$cli" query --channel team-offsite --top-k 3 "$q"
 done
 echo
+echo "== System 2: let the Writer (offline, rule-based) derive the records, then list them"
+"$cli" flush --channel team-offsite --wait
+"$cli" records --channel team-offsite
+head_id=$("$cli" records --channel team-offsite --json | grep '"supersedes"' | head -n 1 |
+  sed 's/.*"record_id":"\([^"]*\)".*/\1/')
+if [ -n "$head_id" ]; then
+  echo
+  echo "== an update chain: history of $head_id"
+  "$cli" history --channel team-offsite "$head_id"
+fi
+echo
 echo "== metrics (excerpt)"
-curl -s "127.0.0.1:$metrics_port/metrics" | grep -E '^speakermem_(ingested_messages_total|store_size_bytes|ready) '
+curl -s "127.0.0.1:$metrics_port/metrics" |
+  grep -E '^speakermem_(ingested_messages_total|store_size_bytes|ready|writer_segments_total|writer_actions_total)'
+

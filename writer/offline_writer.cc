@@ -281,8 +281,8 @@ class OfflineWriter final : public WriterModel {
                                HasPhrase(toks, {"let", "s"});
     if (!question && (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
                       HasPhrase(toks, {"we", "ll"}) || HasPhrase(toks, {"we", "will"}) ||
-                      (group_subject && HasAny(toks, {"need", "needs", "must", "require",
-                                                      "requires"})))) {
+                      (HasAny(toks, {"we", "team", "group"}) &&
+                       HasAny(toks, {"need", "needs", "must", "require", "requires"})))) {
       a->owner = kGroupOwner;
       a->layer = "interaction";
       a->utype = "decision";
@@ -328,7 +328,8 @@ class OfflineWriter final : public WriterModel {
         } else {
           earlier.content = absl::StrCat(earlier.content, "; ", a.content);
         }
-        best->tokens = ContentTokens(earlier.content);
+        std::vector<std::string> more = ContentTokens(a.content);
+        best->tokens.insert(best->tokens.end(), more.begin(), more.end());
         return;
       }
       WriterAction u;
@@ -340,7 +341,10 @@ class OfflineWriter final : public WriterModel {
       u.layer = a.layer;
       u.source = a.source;
       u.utype = a.utype;
-      best->tokens = tokens;
+      // The chain keeps matching on everything said about its matter, and
+      // later statements in this segment revise this UPDATE, not the head.
+      best->tokens.insert(best->tokens.end(), tokens.begin(), tokens.end());
+      best->action = actions->size();
       actions->push_back(std::move(u));
       return;
     }

@@ -198,8 +198,10 @@ std::vector<const storage::Message*> Support(const std::string& owner, const std
   std::stable_sort(scored.begin(), scored.end(),
                    [](const Scored& a, const Scored& b) { return a.score > b.score; });
   std::vector<const storage::Message*> out;
+  const double best = scored.empty() ? 0 : scored.front().score;
   for (const auto& s : scored) {
-    if (out.size() >= 3 || (s.score < 1.0 && !out.empty())) break;
+    // The best message always; others only when they support it about as well.
+    if (out.size() >= 3 || (!out.empty() && s.score < std::max(1.0, 0.6 * best))) break;
     out.push_back(s.m);
   }
   if (out.empty() && !segment.empty()) out.push_back(&segment.back());
