@@ -3,7 +3,11 @@
 #include <chrono>
 #include <filesystem>
 
+#include <map>
+#include <set>
+
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -33,11 +37,21 @@ Memory::Memory(const MemoryOptions& options, Clock* clock,
       clock_(clock),
       store_(std::move(store)),
       lexical_(std::make_unique<retrieval::LexicalIndex>()),
-      retriever_(retrieval::NewBm25Retriever(store_.get(), lexical_.get())),
-      stages_(std::move(stages)) {}
+      vectors_(std::make_unique<retrieval::VectorIndex>()),
+      stages_(std::move(stages)),
+      pipeline_(std::make_unique<retrieval::QueryPipeline>(store_.get(), lexical_.get(),
+                                                           vectors_.get(), &stages_)) {}
 
 Memory::~Memory() {
   if (writer_) writer_->Stop();
+  if (embedder_) embedder_->Stop();
+}
+
+std::string EmbedFingerprint(const llm::ModelsConfig& models) {
+  absl::StatusOr<llm::EndpointConfig> c = models.Resolve("embed");
+  if (!c.ok()) return "invalid";
+  if (c->provider != "openai") return absl::StrCat("offline/hashed-ngrams-v1/", c->dimension);
+  return absl::StrCat("openai/", c->base_url, "/", c->model);
 }
 
 absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options,
@@ -57,11 +71,25 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
   std::filesystem::create_directories(wo.scratch_dir, ec);
   memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model),
                                                   wo, clock, registry);
+  memory->embedder_ = std::make_unique<Embedder>(memory->store_.get(), memory->stages_.embed.get(),
+                                                 memory->vectors_.get(), registry);
+  memory->embed_fingerprint_ = EmbedFingerprint(options.models);
   return memory;
 }
 
-absl::Status Memory::StartWriter() { return writer_->Start(); }
-void Memory::StopWriter() { writer_->Stop(); }
+absl::Status Memory::StartWriter() {
+  embedder_->Start();
+  return writer_->Start();
+}
+
+void Memory::StopWriter() {
+  writer_->Stop();
+  embedder_->Stop();
+}
+
+bool Memory::WaitForEmbeddings(std::chrono::milliseconds timeout) {
+  return embedder_->WaitIdle(timeout);
+}
 
 absl::Status Memory::CheckChannel(const storage::ChannelRef& channel) {
   return store_->GetChannelInfo(channel).status();
@@ -141,13 +169,55 @@ absl::StatusOr<std::vector<storage::ParkedSegment>> Memory::ListParked(
 }
 
 absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progress) {
+  // A different embedding model makes every stored vector stale.
+  SM_ASSIGN_OR_RETURN(std::string stored_fp, store_->GetSetting("embed_model"));
+  if (stored_fp != embed_fingerprint_) {
+    if (!stored_fp.empty()) {
+      LOG_WARN("embedding model changed; re-embedding everything")
+          .Str("was", stored_fp)
+          .Str("now", embed_fingerprint_);
+    }
+    SM_RETURN_IF_ERROR(store_->DropAllVectors());
+    SM_RETURN_IF_ERROR(store_->PutSetting("embed_model", embed_fingerprint_));
+  }
+  std::map<storage::ChannelRef, std::vector<uint64_t>> ids;
+  std::map<storage::ChannelRef, std::vector<std::vector<float>>> vecs;
+  std::map<storage::ChannelRef, std::set<uint64_t>> has_vector;
+  SM_RETURN_IF_ERROR(store_->ForEachVector(
+      [&](const storage::ChannelRef& ch, storage::Store::VectorKind kind, uint64_t id,
+          const std::vector<float>& v) -> absl::Status {
+        if (kind == storage::Store::VectorKind::kRecord) {
+          pipeline_->AddRecordVector(ch, absl::StrFormat("r%012d", id), v);
+          return absl::OkStatus();
+        }
+        ids[ch].push_back(id);
+        vecs[ch].push_back(v);
+        has_vector[ch].insert(id);
+        if (ids[ch].size() >= 4096) {
+          SM_RETURN_IF_ERROR(vectors_->Add(ch, ids[ch], vecs[ch]));
+          ids[ch].clear();
+          vecs[ch].clear();
+        }
+        return absl::OkStatus();
+      }));
+  for (auto& [ch, list] : ids) SM_RETURN_IF_ERROR(vectors_->Add(ch, list, vecs[ch]));
   uint64_t count = 0;
-  return store_->ForEachMessage(
+  std::vector<Embedder::Item> missing;
+  SM_RETURN_IF_ERROR(store_->ForEachMessage(
       [&](const storage::ChannelRef& ch, const storage::Message& m) -> absl::Status {
         lexical_->Add(ch, m.seq, m.timestamp_ms, m.text);
+        auto it = has_vector.find(ch);
+        if (it == has_vector.end() || !it->second.count(m.seq)) {
+          missing.push_back(Embedder::Item{ch, m.seq, m.text});
+        }
         if (++count % 10000 == 0 && progress) progress(count);
         return absl::OkStatus();
-      });
+      }));
+  if (!missing.empty()) {
+    LOG_INFO("queueing messages without embeddings").Int("messages", static_cast<int64_t>(missing.size()));
+    embedder_->Enqueue(std::move(missing));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<storage::AppendResult> Memory::Ingest(
@@ -166,6 +236,10 @@ absl::StatusOr<storage::AppendResult> Memory::Ingest(
       if (!result.messages[i].duplicate) stored.push_back(std::move(messages[i]));
     }
     lexical_->AddBatch(channel, stored);
+    std::vector<Embedder::Item> items;
+    items.reserve(stored.size());
+    for (auto& m : stored) items.push_back(Embedder::Item{channel, m.seq, std::move(m.text)});
+    embedder_->Enqueue(std::move(items));
     writer_->Notify(channel, result.last_seq);
   }
   return result;
@@ -232,56 +306,28 @@ absl::StatusOr<std::vector<storage::ChannelInfo>> Memory::ListChannels(
   return channels;
 }
 
-absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params) {
-  if (params.top_k > options_.max_top_k) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "budgets.s1_top_k: ", params.top_k, " exceeds the limit ", options_.max_top_k));
-  }
+absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer) {
   if (params.end_ms != 0 && params.start_ms >= params.end_ms) {
     return absl::InvalidArgumentError("end_ms: must be greater than start_ms");
   }
-  retrieval::RetrievalRequest req;
+  retrieval::PipelineRequest req;
   req.channel = params.channel;
   req.question = params.question;
   req.asker = params.asker;
   req.start_ms = params.start_ms;
   req.end_ms = params.end_ms;
-  req.top_k = params.top_k == 0 ? options_.default_top_k : params.top_k;
+  req.budgets = params.budgets;
+  req.tense = params.tense;
+  req.mode = params.mode;
+  req.stages = params.stages;
+  req.answer = answer;
   QueryResult result;
-  SM_ASSIGN_OR_RETURN(result.retrieval, retriever_->Retrieve(req));
-
-  // Compose the evidence pack (System 1 only for now) and answer from it.
-  retrieval::AnswerInput in;
-  in.question = params.question;
-  in.projection.rows = {retrieval::kRowAll};
-  in.projection.issue = params.question;
-  for (const auto& rm : result.retrieval.messages) {
-    const storage::Message& m = rm.message;
-    retrieval::EvidenceItem e;
-    e.id = m.message_id;
-    e.row = "S1";
-    e.speaker = m.speaker;
-    e.speaker_id = m.speaker_id;
-    e.timestamp_ms = m.timestamp_ms;
-    e.text = m.text;
-    e.score = rm.score;
-    in.evidence.push_back(std::move(e));
+  SM_ASSIGN_OR_RETURN(result.pipeline, pipeline_->Run(req));
+  if (result.pipeline.answer) {
+    result.answer = result.pipeline.answer->answer;
+    result.abstained = result.pipeline.answer->abstained;
+    result.cited_ids = result.pipeline.answer->cited_ids;
   }
-  auto start = std::chrono::steady_clock::now();
-  retrieval::StageCall call;
-  SM_ASSIGN_OR_RETURN(retrieval::AnswerOutput answer, stages_.answer->Answer(in, &call));
-  retrieval::StageTrace t;
-  t.stage = "answer";
-  t.latency_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  t.model_calls = call.model_calls;
-  t.tokens_in = call.usage.tokens_in;
-  t.tokens_out = call.usage.tokens_out;
-  t.note = call.note;
-  result.retrieval.trace.push_back(std::move(t));
-  result.answer = std::move(answer.answer);
-  result.abstained = answer.abstained;
-  result.cited_ids = std::move(answer.cited_ids);
   return result;
 }
 

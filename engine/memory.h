@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -17,7 +18,9 @@
 #include "common/clock.h"
 #include "llm/config.h"
 #include "retrieval/retriever.h"
+#include "retrieval/pipeline.h"
 #include "retrieval/stages.h"
+#include "engine/embedder.h"
 #include "storage/store.h"
 #include "storage/types.h"
 #include "storage/validation.h"
@@ -70,14 +73,17 @@ struct QueryParams {
   std::string asker;
   int64_t start_ms = 0;
   int64_t end_ms = 0;
-  uint32_t top_k = 0;  // 0 = default
+  retrieval::Budgets budgets;  // already defaulted and checked by the caller
+  std::optional<retrieval::Tense> tense;
+  retrieval::RecallMode mode = retrieval::RecallMode::kHybrid;
+  bool stages = true;  // false for the BM25-only / dense-only baselines
 };
 
 struct QueryResult {
   std::string answer;
   bool abstained = false;
   std::vector<std::string> cited_ids;
-  retrieval::RetrievalResult retrieval;  // evidence and the trace of every stage
+  retrieval::PipelineResult pipeline;  // evidence of both tracks, projection, trace
 };
 
 // Safe for concurrent use.
@@ -91,10 +97,13 @@ class Memory {
                                                       llm::LlmMetrics* metrics = nullptr,
                                                       prometheus::Registry* registry = nullptr);
 
-  // Starts / stops the Writer's workers (Stop lets in-flight segments finish;
-  // pending work stays in the store).
+  // Starts / stops the background work: the Writer's workers and the
+  // embedder (Stop lets in-flight work finish; pending work stays in the
+  // store).
   absl::Status StartWriter();
   void StopWriter();
+  // True when every queued message embedding is done within `timeout`.
+  bool WaitForEmbeddings(std::chrono::milliseconds timeout);
   ~Memory();
 
   // Reloads every in-memory index from the store; `progress` (may be empty)
@@ -123,10 +132,10 @@ class Memory {
       const std::string& tenant, uint32_t page_size, const std::string& page_token,
       std::string* next_page_token);
 
-  // Answers from System 1: BM25 evidence, then the configured Answer stage
-  // (offline: quotes the best supporting message with speaker and time, and
-  // abstains when nothing supports an answer).
-  absl::StatusOr<QueryResult> Query(const QueryParams& params);
+  // Runs the query pipeline (DESIGN 3) and, with `answer`, the Answer stage
+  // on the composed evidence. NOT_FOUND for an unknown channel,
+  // INVALID_ARGUMENT for an empty question or an inverted time range.
+  absl::StatusOr<QueryResult> Query(const QueryParams& params, bool answer = true);
 
   // See WriterService::Flush. NOT_FOUND for an unknown channel.
   absl::StatusOr<storage::WriterState> Flush(const storage::ChannelRef& channel, bool wait,
@@ -162,10 +171,16 @@ class Memory {
   Clock* const clock_;
   const std::unique_ptr<storage::Store> store_;
   const std::unique_ptr<retrieval::LexicalIndex> lexical_;
-  const std::unique_ptr<retrieval::Retriever> retriever_;
+  const std::unique_ptr<retrieval::VectorIndex> vectors_;
   const retrieval::QueryStages stages_;
+  const std::unique_ptr<retrieval::QueryPipeline> pipeline_;
   std::unique_ptr<writer::WriterService> writer_;  // set once by Open
+  std::unique_ptr<Embedder> embedder_;             // set once by Open
+  std::string embed_fingerprint_;                  // set once by Open
 };
+
+// Identifies the embedding model: stored vectors made by another are stale.
+std::string EmbedFingerprint(const llm::ModelsConfig& models);
 
 }  // namespace speakermem::engine
 

@@ -1,7 +1,5 @@
-// The query side's interface: from a question to ranked evidence. The
-// foundation's implementation is BM25 over System 1; the full pipeline
-// (Project / hybrid recall / Select / Expand / System 2 rows) replaces it
-// behind the same interface.
+// Plain result types of System 1 retrieval, shared by the pipeline and its
+// callers.
 #ifndef SPEAKERMEM_RETRIEVAL_RETRIEVER_H_
 #define SPEAKERMEM_RETRIEVAL_RETRIEVER_H_
 
@@ -50,20 +48,6 @@ struct RetrievalResult {
   std::vector<RetrievedMessage> messages;  // best first
   std::vector<StageTrace> trace;
 };
-
-// Safe for concurrent use by implementations' contract.
-class Retriever {
- public:
-  virtual ~Retriever() = default;
-  // NOT_FOUND when the channel does not exist; INVALID_ARGUMENT for an empty
-  // question or zero top_k.
-  virtual absl::StatusOr<RetrievalResult> Retrieve(const RetrievalRequest& request) = 0;
-};
-
-// BM25-only System 1 retrieval over `index`, messages read from `store`.
-// Both must outlive the retriever.
-std::unique_ptr<Retriever> NewBm25Retriever(storage::Store* store,
-                                            const LexicalIndex* index);
 
 }  // namespace speakermem::retrieval
 

@@ -123,20 +123,33 @@ void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out) {
 
 void ToProto(const engine::QueryResult& r, const std::string& channel,
              const std::string& question, v1::QueryResponse* out) {
+  (void)question;
+  const retrieval::PipelineResult& p = r.pipeline;
   out->set_answer(r.answer);
   out->set_abstained(r.abstained);
-  for (const auto& rm : r.retrieval.messages) {
+  for (const auto& id : r.cited_ids) out->add_cited_ids(id);
+  for (const auto& rm : p.s1) {
     auto* e = out->add_evidence();
     ToProto(rm.message, channel, e->mutable_message());
     e->set_score(rm.score);
     e->set_why(rm.why);
   }
-  // System 1 only: every row, the question as the issue, current state.
-  auto* p = out->mutable_projection();
-  p->add_rows("ALL");
-  p->set_issue(question);
-  p->set_tense(v1::HEAD);
-  for (const auto& t : r.retrieval.trace) {
+  for (const auto& row : p.s2) {
+    auto* er = out->add_rows();
+    er->set_row(row.row);
+    for (const auto& rec : row.records) ToProto(rec, channel, er->add_records());
+    for (double sc : row.scores) er->add_scores(sc);
+    for (const auto& rec : row.sourced) ToProto(rec, channel, er->add_sourced());
+    if (row.fallback) ToProto(*row.fallback, channel, er->mutable_fallback());
+    er->set_empty(row.empty);
+  }
+  auto* pr = out->mutable_projection();
+  for (const auto& row : p.projection.rows) pr->add_rows(row);
+  pr->set_issue(p.projection.issue);
+  pr->set_tense(p.projection.tense == retrieval::Tense::kFull ? v1::FULL : v1::HEAD);
+  pr->set_source(p.projection.source);
+  pr->set_owner(p.projection.owner);
+  for (const auto& t : p.trace) {
     auto* st = out->add_trace();
     st->set_stage(t.stage);
     st->set_latency_ms(t.latency_ms);

@@ -15,7 +15,8 @@
 #include "common/status_macros.h"
 #include "engine/memory.h"
 #include "llm/metrics.h"
-#include "prometheus/exposer.h"
+#include "prometheus/text_serializer.h"
+#include "server/metrics_http.h"
 #include "prometheus/registry.h"
 #include "server/metrics.h"
 #include "server/service.h"
@@ -56,7 +57,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<llm::LlmMetrics> llm_metrics_;
   std::unique_ptr<engine::Memory> memory_;  // uses the metrics above
   std::shared_ptr<prometheus::Collectable> store_size_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
   std::unique_ptr<grpc::Service> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::thread rebuild_thread_;
@@ -80,17 +81,14 @@ absl::Status ServerImpl::Init() {
                                                     llm_metrics_.get(), registry_.get()));
   metrics_->SetReady(false);
   if (!config_.metrics_listen.empty()) {
-    try {
-      exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics_listen);
-    } catch (const std::exception& e) {
-      return absl::UnavailableError(absl::StrCat(
-          "cannot serve metrics on ", config_.metrics_listen, ": ", e.what()));
-    }
-    exposer_->RegisterCollectable(registry_);
     store_size_ = NewStoreSizeCollector(memory_->store());
-    exposer_->RegisterCollectable(store_size_);
-    std::vector<int> ports = exposer_->GetListeningPorts();
-    metrics_port_ = ports.empty() ? 0 : ports.front();
+    SM_ASSIGN_OR_RETURN(metrics_http_,
+                        MetricsHttpServer::Start(config_.metrics_listen, [this] {
+                          std::vector<prometheus::MetricFamily> families = registry_->Collect();
+                          for (auto& f : store_size_->Collect()) families.push_back(std::move(f));
+                          return prometheus::TextSerializer().Serialize(families);
+                        }));
+    metrics_port_ = metrics_http_->port();
   }
 
   service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_);

@@ -95,7 +95,7 @@ using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_Ing
             S::WithCallbackMethod_Flush<S::WithCallbackMethod_ListRecords<
                 S::WithCallbackMethod_GetRecord<S::WithCallbackMethod_ListParked<
                     S::WithCallbackMethod_CorrectRecord<S::WithCallbackMethod_Rederive<
-                        S::Service>>>>>>>>>>>>;
+                        S::WithCallbackMethod_Retrieve<S::Service>>>>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -180,20 +180,14 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* Query(CallbackServerContext* ctx, const v1::QueryRequest* req,
                             v1::QueryResponse* resp) override {
-    return Unary("Query", ctx, req->channel(), [&]() -> absl::Status {
-      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
-      engine::QueryParams p;
-      p.channel = ChannelOf(ctx, req->channel());
-      p.question = req->question();
-      p.asker = req->asker();
-      p.start_ms = req->start_ms();
-      p.end_ms = req->end_ms();
-      p.top_k = req->budgets().s1_top_k();
-      absl::StatusOr<engine::QueryResult> r = memory_->Query(p);
-      if (!r.ok()) return r.status();
-      ToProto(*r, req->channel(), req->question(), resp);
-      return absl::OkStatus();
-    });
+    return Unary("Query", ctx, req->channel(),
+                 [&]() -> absl::Status { return RunQuery(ctx, *req, true, resp); });
+  }
+
+  ServerUnaryReactor* Retrieve(CallbackServerContext* ctx, const v1::QueryRequest* req,
+                               v1::QueryResponse* resp) override {
+    return Unary("Retrieve", ctx, req->channel(),
+                 [&]() -> absl::Status { return RunQuery(ctx, *req, false, resp); });
   }
 
   ServerUnaryReactor* Flush(CallbackServerContext* ctx, const v1::FlushRequest* req,
@@ -286,6 +280,66 @@ class Service final : public ServiceBase {
       resp->set_segments(st->segments);
       return absl::OkStatus();
     });
+  }
+
+  // Shared by Query and Retrieve: defaults, caps, mode.
+  absl::Status RunQuery(CallbackServerContext* ctx, const v1::QueryRequest& req, bool answer,
+                        v1::QueryResponse* resp) {
+    if (absl::Status s = CheckChannel(req.channel()); !s.ok()) return s;
+    engine::QueryParams p;
+    p.channel = ChannelOf(ctx, req.channel());
+    p.question = req.question();
+    p.asker = req.asker();
+    p.start_ms = req.start_ms();
+    p.end_ms = req.end_ms();
+    if (absl::Status s = Budgets(req.budgets(), &p.budgets); !s.ok()) return s;
+    if (req.tense() == v1::HEAD) p.tense = retrieval::Tense::kHead;
+    if (req.tense() == v1::FULL) p.tense = retrieval::Tense::kFull;
+    switch (req.mode()) {
+      case v1::BM25_ONLY:
+        p.mode = retrieval::RecallMode::kBm25;
+        p.stages = false;
+        break;
+      case v1::DENSE_ONLY:
+        p.mode = retrieval::RecallMode::kDense;
+        p.stages = false;
+        break;
+      default:
+        p.mode = retrieval::RecallMode::kHybrid;
+    }
+    absl::StatusOr<engine::QueryResult> r = memory_->Query(p, answer);
+    if (!r.ok()) return r.status();
+    ToProto(*r, req.channel(), req.question(), resp);
+    return absl::OkStatus();
+  }
+
+  // Request budgets over the server defaults, with caps.
+  absl::Status Budgets(const v1::QueryBudgets& in, retrieval::Budgets* b) const {
+    const engine::MemoryOptions& o = memory_->options();
+    b->s1_top_k = o.default_top_k;
+    auto cap = [](const char* name, uint32_t v, uint32_t max) -> absl::Status {
+      if (v > max) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("budgets.", name, ": ", v, " exceeds the limit ", max));
+      }
+      return absl::OkStatus();
+    };
+    if (absl::Status s = cap("s1_recall_n", in.s1_recall_n(), 1000); !s.ok()) return s;
+    if (absl::Status s = cap("s1_top_k", in.s1_top_k(), o.max_top_k); !s.ok()) return s;
+    if (absl::Status s = cap("s2_k", in.s2_k(), 50); !s.ok()) return s;
+    if (absl::Status s = cap("s2_source_k", in.s2_source_k(), 50); !s.ok()) return s;
+    if (absl::Status s = cap("expand_anchors", in.expand_anchors(), 20); !s.ok()) return s;
+    if (absl::Status s = cap("expand_window", in.expand_window(), 50); !s.ok()) return s;
+    if (in.s1_top_k()) b->s1_top_k = in.s1_top_k();
+    if (in.s1_recall_n()) b->s1_recall_n = in.s1_recall_n();
+    b->s1_recall_n = std::max(b->s1_recall_n, b->s1_top_k);
+    if (in.s2_k()) b->s2_k = in.s2_k();
+    if (in.s2_source_k()) b->s2_source_k = in.s2_source_k();
+    if (in.has_expand()) b->expand = in.expand();
+    if (in.expand_anchors()) b->expand_anchors = in.expand_anchors();
+    if (in.expand_window()) b->expand_window = in.expand_window();
+    if (in.has_ask()) b->ask = in.ask();
+    return absl::OkStatus();
   }
 
   // Shared by Ingest and IngestStream: convert, validate, append, count.

@@ -133,6 +133,13 @@ std::string ParkedKey(const ChannelRef& ch, uint64_t first_seq) {
   return k;
 }
 
+std::string VectorKey(const ChannelRef& ch, char kind, uint64_t id) {
+  std::string k = ChannelPrefix(ch);
+  k.push_back(kind);
+  AppendBE64(id, &k);
+  return k;
+}
+
 bool ParseChannelKey(absl::string_view key, ChannelRef* ch, absl::string_view* rest) {
   size_t a = key.find('\0');
   if (a == absl::string_view::npos) return false;

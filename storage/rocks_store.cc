@@ -1,6 +1,7 @@
 // RocksDB implementation of Store. The only place RocksDB statuses are
 // converted (FromRocks).
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -177,6 +178,15 @@ class RocksStore final : public Store {
                                                   const RecordQuery& query) override;
   absl::Status ReplaceDerived(const ChannelRef& channel, const std::vector<Record>& records,
                               const WriterState& state) override;
+  absl::Status PutVectors(const ChannelRef& channel, VectorKind kind,
+                          const std::vector<uint64_t>& ids,
+                          const std::vector<std::vector<float>>& vectors) override;
+  absl::Status ForEachVector(
+      const std::function<absl::Status(const ChannelRef&, VectorKind, uint64_t,
+                                       const std::vector<float>&)>& fn) override;
+  absl::Status DropAllVectors() override;
+  absl::StatusOr<std::string> GetSetting(const std::string& key) override;
+  absl::Status PutSetting(const std::string& key, const std::string& value) override;
   absl::StatusOr<Record> GetRecord(const ChannelRef& channel,
                                    const std::string& record_id) override;
   absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
@@ -765,6 +775,73 @@ absl::Status RocksStore::ReplaceDerived(const ChannelRef& ch, const std::vector<
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
   return FromRocks(db_->Write(wo, &batch), "replace derived state");
+}
+
+absl::Status RocksStore::PutVectors(const ChannelRef& ch, VectorKind kind,
+                                    const std::vector<uint64_t>& ids,
+                                    const std::vector<std::vector<float>>& vectors) {
+  if (ids.size() != vectors.size()) return absl::InvalidArgumentError("ids and vectors differ");
+  rocksdb::WriteBatch batch;
+  std::string value;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto& v = vectors[i];
+    uint32_t dim = static_cast<uint32_t>(v.size());
+    value.assign(reinterpret_cast<const char*>(&dim), sizeof(dim));
+    value.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+    batch.Put(cf(ColumnFamily::kVectors), keys::VectorKey(ch, static_cast<char>(kind), ids[i]),
+              value);
+  }
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "put vectors");
+}
+
+absl::Status RocksStore::ForEachVector(
+    const std::function<absl::Status(const ChannelRef&, VectorKind, uint64_t,
+                                     const std::vector<float>&)>& fn) {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cf(ColumnFamily::kVectors)));
+  ChannelRef ch;
+  std::vector<float> v;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    absl::string_view rest;
+    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch,
+                               &rest) ||
+        rest.size() != 9 || it->value().size() < 4) {
+      return absl::DataLossError("malformed vector entry");
+    }
+    uint32_t dim = 0;
+    std::memcpy(&dim, it->value().data(), 4);
+    if (it->value().size() != 4 + dim * sizeof(float)) {
+      return absl::DataLossError("vector entry has the wrong size");
+    }
+    v.resize(dim);
+    std::memcpy(v.data(), it->value().data() + 4, dim * sizeof(float));
+    SM_RETURN_IF_ERROR(fn(ch, static_cast<VectorKind>(rest[0]), keys::DecodeBE64(rest.substr(1)), v));
+  }
+  return FromRocks(it->status(), "scan vectors");
+}
+
+absl::Status RocksStore::DropAllVectors() {
+  rocksdb::WriteBatch batch;
+  // Every key sorts below "\xff..." (tenants are names without control bytes).
+  batch.DeleteRange(cf(ColumnFamily::kVectors), "", std::string(16, '\xff'));
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "drop vectors");
+}
+
+absl::StatusOr<std::string> RocksStore::GetSetting(const std::string& key) {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kDefault),
+                               "setting/" + key, &value);
+  if (s.IsNotFound()) return std::string();
+  SM_RETURN_IF_ERROR(FromRocks(s, "read setting"));
+  return value;
+}
+
+absl::Status RocksStore::PutSetting(const std::string& key, const std::string& value) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(db_->Put(wo, cf(ColumnFamily::kDefault), "setting/" + key, value),
+                   "write setting");
 }
 
 absl::StatusOr<Record> RocksStore::GetRecord(const ChannelRef& ch, const std::string& record_id) {

@@ -140,6 +140,26 @@ class Store {
 
   virtual absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) = 0;
 
+  // ---------------------------------------------------------------- vectors
+
+  // Vector kinds in the vectors family.
+  enum class VectorKind : char { kMessage = 'm', kRecord = 'r' };
+
+  // Stores vectors under ids (message seqs, or record numbers) in one batch.
+  virtual absl::Status PutVectors(const ChannelRef& channel, VectorKind kind,
+                                  const std::vector<uint64_t>& ids,
+                                  const std::vector<std::vector<float>>& vectors) = 0;
+  // Every stored vector of every channel, channel by channel in id order.
+  virtual absl::Status ForEachVector(
+      const std::function<absl::Status(const ChannelRef&, VectorKind, uint64_t id,
+                                       const std::vector<float>&)>& fn) = 0;
+  // Removes every vector of every channel (after an embedding model change).
+  virtual absl::Status DropAllVectors() = 0;
+  // Store-wide string settings (default family), e.g. the embedding model's
+  // fingerprint. Empty when unset.
+  virtual absl::StatusOr<std::string> GetSetting(const std::string& key) = 0;
+  virtual absl::Status PutSetting(const std::string& key, const std::string& value) = 0;
+
   // Approximate bytes on disk plus in memtables.
   virtual uint64_t ApproximateSizeBytes() = 0;
 

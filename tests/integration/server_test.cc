@@ -386,7 +386,7 @@ TEST_CASE("Query answers from System 1 with evidence", "[server][query]") {
   CHECK(r->evidence(0).message().speaker() == "Bob");
   CHECK(r->answer().find("Bob") != std::string::npos);
   CHECK_FALSE(r->abstained());
-  CHECK(r->evidence(0).why() == "bm25 rank 1");
+  CHECK(r->evidence(0).why() == "hybrid + select, rank 1");
   CHECK(r->trace_size() >= 1);
 
   q.mutable_budgets()->set_s1_top_k(1);
@@ -398,8 +398,13 @@ TEST_CASE("Query answers from System 1 with evidence", "[server][query]") {
   q.set_question("quantum chromodynamics");
   r = ts.client()->Query(q);
   REQUIRE_OK(r);
+  CHECK(r->abstained());  // dense recall always finds neighbours; nothing supports an answer
+  q.set_mode(v1::BM25_ONLY);
+  r = ts.client()->Query(q);
+  REQUIRE_OK(r);
   CHECK(r->abstained());
   CHECK(r->evidence_size() == 0);
+  q.set_mode(v1::PIPELINE);
 
   q.set_question("hiking");
   q.set_start_ms(2500);

@@ -1,0 +1,444 @@
+#include "retrieval/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "retrieval/text.h"
+#include "retrieval/tokenizer.h"
+
+namespace speakermem::retrieval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reciprocal rank fusion constant (Cormack et al.).
+constexpr double kRrfK = 60.0;
+
+double Ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+void Trace(PipelineResult* out, const std::string& stage, Clock::time_point start,
+           const StageCall& call, std::string note = "") {
+  StageTrace t;
+  t.stage = stage;
+  t.latency_ms = Ms(start);
+  t.model_calls = call.model_calls;
+  t.tokens_in = call.usage.tokens_in;
+  t.tokens_out = call.usage.tokens_out;
+  t.note = note.empty() ? call.note : note;
+  if (call.fell_back && note.empty()) t.note = call.note;
+  out->trace.push_back(std::move(t));
+}
+
+bool InRange(int64_t ts, int64_t start, int64_t end) {
+  return (start == 0 || ts >= start) && (end == 0 || ts < end);
+}
+
+double Dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+}  // namespace
+
+uint64_t RecordNumber(const std::string& record_id) {
+  uint64_t n = 0;
+  if (record_id.size() < 2 || record_id[0] != 'r' || !absl::SimpleAtoi(record_id.substr(1), &n)) {
+    return 0;
+  }
+  return n;
+}
+
+QueryPipeline::QueryPipeline(storage::Store* store, const LexicalIndex* lexical,
+                             const VectorIndex* vectors, const QueryStages* stages)
+    : store_(store), lexical_(lexical), vectors_(vectors), stages_(stages) {}
+
+void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
+                                    const std::string& record_id, std::vector<float> v) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  record_vectors_[{channel, record_id}] = std::move(v);
+}
+
+absl::StatusOr<std::vector<float>> QueryPipeline::RecordVector(const storage::ChannelRef& ch,
+                                                               const storage::Record& r,
+                                                               StageCall* call) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = record_vectors_.find({ch, r.record_id});
+    if (it != record_vectors_.end()) return it->second;
+  }
+  // Records are immutable: embed once, keep in the store and in memory.
+  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> v, stages_->embed->Embed({r.content}, call));
+  uint64_t n = RecordNumber(r.record_id);
+  if (n != 0) {
+    absl::Status s = store_->PutVectors(ch, storage::Store::VectorKind::kRecord, {n}, v);
+    (void)s;  // a failed write only costs a re-embedding later
+  }
+  AddRecordVector(ch, r.record_id, v.front());
+  return v.front();
+}
+
+absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
+    const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_names,
+    PipelineResult* out) {
+  const size_t n = req.budgets.s1_recall_n;
+  std::vector<ScoredSeq> bm25, dense;
+  if (req.mode != RecallMode::kDense) {
+    auto t = Clock::now();
+    std::string query = req.question;
+    if (req.stages && p.issue != req.question) absl::StrAppend(&query, " ", p.issue);
+    bm25 = lexical_->Search(req.channel, query, n, req.start_ms, req.end_ms);
+    Trace(out, "s1_bm25", t, StageCall{}, absl::StrCat(bm25.size(), " hits"));
+  }
+  if (req.mode != RecallMode::kBm25) {
+    auto t = Clock::now();
+    StageCall call;
+    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> q, stages_->embed->Embed({req.question}, &call));
+    // Time filtering happens after the fetch; ask for more to make up.
+    size_t want = req.start_ms || req.end_ms ? 3 * n : n;
+    SM_ASSIGN_OR_RETURN(dense, vectors_->Search(req.channel, q.front(), want));
+    Trace(out, "s1_dense", t, call, absl::StrCat(dense.size(), " hits"));
+  }
+  if (req.mode == RecallMode::kBm25) return bm25;
+  if (req.mode == RecallMode::kDense) return dense;
+  // Reciprocal rank fusion of the two lists.
+  std::unordered_map<uint64_t, double> fused;
+  for (size_t i = 0; i < bm25.size(); ++i) fused[bm25[i].seq] += 1.0 / (kRrfK + i + 1);
+  for (size_t i = 0; i < dense.size(); ++i) fused[dense[i].seq] += 1.0 / (kRrfK + i + 1);
+  std::vector<ScoredSeq> out_list;
+  for (const auto& [seq, s] : fused) out_list.push_back(ScoredSeq{seq, static_cast<float>(s)});
+  (void)row_names;
+  std::sort(out_list.begin(), out_list.end(), [](const ScoredSeq& a, const ScoredSeq& b) {
+    return a.score != b.score ? a.score > b.score : a.seq < b.seq;
+  });
+  return out_list;
+}
+
+absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,
+                                   std::vector<storage::Message>* pool,
+                                   std::vector<size_t>* order) {
+  const uint64_t w = req.budgets.expand_window;
+  std::set<uint64_t> have;
+  for (const auto& m : *pool) have.insert(m.seq);
+  std::vector<size_t> result;
+  std::set<size_t> placed;
+  std::set<size_t> anchor_set(anchors.begin(), anchors.end());
+  for (size_t idx : *order) {
+    if (placed.insert(idx).second) result.push_back(idx);
+    if (!anchor_set.count(idx)) continue;
+    const storage::Message anchor = (*pool)[idx];
+    std::vector<uint64_t> seqs;
+    for (uint64_t d = 1; d <= w; ++d) {
+      if (anchor.seq > d) seqs.push_back(anchor.seq - d);
+      seqs.push_back(anchor.seq + d);
+    }
+    SM_ASSIGN_OR_RETURN(std::vector<storage::Message> around,
+                        store_->GetMessagesBySeq(req.channel, seqs));
+    // Nearest first: the order of `seqs`.
+    std::unordered_map<uint64_t, storage::Message*> by_seq;
+    for (auto& m : around) by_seq[m.seq] = &m;
+    for (uint64_t s : seqs) {
+      auto it = by_seq.find(s);
+      if (it == by_seq.end()) continue;
+      const storage::Message& m = *it->second;
+      if (m.session != anchor.session || !InRange(m.timestamp_ms, req.start_ms, req.end_ms)) continue;
+      size_t pos;
+      if (have.insert(m.seq).second) {
+        pool->push_back(m);
+        pos = pool->size() - 1;
+      } else {
+        pos = static_cast<size_t>(std::find_if(pool->begin(), pool->end(),
+                                               [&](const storage::Message& x) {
+                                                 return x.seq == m.seq;
+                                               }) - pool->begin());
+      }
+      if (placed.insert(pos).second) result.push_back(pos);
+    }
+  }
+  *order = std::move(result);
+  return absl::OkStatus();
+}
+
+absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
+                                      const std::vector<RosterMember>& roster,
+                                      PipelineResult* out) {
+  auto t = Clock::now();
+  StageCall call;
+  const Projection& p = out->projection;
+  const bool full = p.tense == Tense::kFull;
+  // Rows: ALL = every member, GROUP, names.
+  std::vector<std::string> rows;
+  auto add_row = [&](const std::string& r) {
+    if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+  };
+  for (const auto& r : p.rows) {
+    if (r == kRowAll) {
+      for (const auto& m : roster) add_row(m.speaker_id);
+    } else {
+      add_row(r);
+    }
+  }
+  storage::RecordQuery q;
+  q.include_superseded = true;
+  q.limit = UINT32_MAX;
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Record> records, store_->ListRecords(req.channel, q));
+  std::map<std::string, const storage::Record*> by_id;
+  for (const auto& r : records) by_id[r.record_id] = &r;
+  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
+                      stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
+  std::vector<std::string> issue_tokens = StemmedTokens(p.issue + " " + req.question);
+  std::set<std::string> issue_set;
+  for (auto& tkn : issue_tokens) {
+    if (!IsStopword(tkn)) issue_set.insert(tkn);
+  }
+  auto score = [&](const storage::Record& r) -> absl::StatusOr<double> {
+    SM_ASSIGN_OR_RETURN(std::vector<float> v, RecordVector(req.channel, r, &call));
+    double lex = 0;
+    std::vector<std::string> toks = StemmedTokens(r.content);
+    std::set<std::string> seen;
+    for (const auto& tkn : toks) {
+      if (issue_set.count(tkn) && seen.insert(tkn).second) lex += 1;
+    }
+    lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
+    return 0.5 * Dot(v, issue_v.front()) + 0.5 * lex;
+  };
+  for (const auto& row : rows) {
+    S2Row s2;
+    s2.row = row;
+    std::vector<std::pair<double, const storage::Record*>> owned, sourced;
+    for (const auto& r : records) {
+      if (!r.active()) continue;
+      if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
+      // "A's view of B": only A's records about B in B's row.
+      bool constrained = !p.source.empty() && row == p.owner;
+      if (r.owner == row && (!constrained || r.source == p.source)) {
+        SM_ASSIGN_OR_RETURN(double sc, score(r));
+        owned.emplace_back(sc, &r);
+      } else if (row != kRowGroup && r.source == row && r.owner != row) {
+        SM_ASSIGN_OR_RETURN(double sc, score(r));
+        sourced.emplace_back(sc, &r);
+      }
+    }
+    auto by_score = [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second->record_id > b.second->record_id;
+    };
+    std::sort(owned.begin(), owned.end(), by_score);
+    std::sort(sourced.begin(), sourced.end(), by_score);
+    for (size_t i = 0; i < owned.size() && i < req.budgets.s2_k; ++i) {
+      const storage::Record* head = owned[i].second;
+      if (full) {
+        // The whole chain, oldest first, ending at the head.
+        std::vector<const storage::Record*> chain = {head};
+        while (!chain.front()->supersedes.empty() && chain.size() < 1000) {
+          auto it = by_id.find(chain.front()->supersedes.front());
+          if (it == by_id.end()) break;
+          chain.insert(chain.begin(), it->second);
+        }
+        for (const auto* c : chain) {
+          s2.records.push_back(*c);
+          s2.scores.push_back(owned[i].first);
+        }
+      } else {
+        s2.records.push_back(*head);
+        s2.scores.push_back(owned[i].first);
+      }
+    }
+    for (size_t i = 0; i < sourced.size() && i < req.budgets.s2_source_k; ++i) {
+      s2.sourced.push_back(*sourced[i].second);
+    }
+    if (s2.records.empty() && row != kRowGroup) {
+      // The person's best verbatim message on the issue.
+      for (const auto& h : lexical_->Search(req.channel, req.question + " " + p.issue, 200,
+                                            req.start_ms, req.end_ms)) {
+        SM_ASSIGN_OR_RETURN(std::vector<storage::Message> m,
+                            store_->GetMessagesBySeq(req.channel, {h.seq}));
+        if (!m.empty() && m.front().speaker_id == row) {
+          s2.fallback = m.front();
+          break;
+        }
+      }
+    }
+    s2.empty = s2.records.empty() && s2.sourced.empty() && !s2.fallback.has_value();
+    out->s2.push_back(std::move(s2));
+  }
+  Trace(out, "s2_rows", t, call, absl::StrCat(rows.size(), " rows, ", full ? "full" : "head"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
+  if (req.question.empty()) return absl::InvalidArgumentError("question: must not be empty");
+  if (req.budgets.s1_top_k == 0) return absl::InvalidArgumentError("budgets.s1_top_k: must be > 0");
+  SM_RETURN_IF_ERROR(store_->GetChannelInfo(req.channel).status());
+  PipelineResult out;
+
+  // 1. Project.
+  SM_ASSIGN_OR_RETURN(std::vector<storage::RosterEntry> roster_entries,
+                      store_->GetRoster(req.channel));
+  std::vector<RosterMember> roster;
+  for (const auto& e : roster_entries) roster.push_back(RosterMember{e.speaker_id, e.aliases});
+  if (req.stages) {
+    auto t = Clock::now();
+    StageCall call;
+    SM_ASSIGN_OR_RETURN(out.projection, stages_->project->Project({req.question, req.asker, roster}, &call));
+    Trace(&out, "project", t, call);
+  } else {
+    out.projection.rows = {kRowAll};
+    out.projection.issue = req.question;
+  }
+  if (req.tense) out.projection.tense = *req.tense;
+  std::set<std::string> people;
+  for (const auto& r : out.projection.rows) {
+    if (r != kRowAll && r != kRowGroup) people.insert(r);
+  }
+  std::vector<std::string> row_names;
+  for (const auto& m : roster) {
+    if (!people.count(m.speaker_id)) continue;
+    for (const auto& a : m.aliases) row_names.push_back(a);
+  }
+
+  // 2. System 1 recall.
+  SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled, Recall(req, out.projection, row_names, &out));
+  std::vector<uint64_t> seqs;
+  for (const auto& h : recalled) seqs.push_back(h.seq);
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Message> fetched,
+                      store_->GetMessagesBySeq(req.channel, seqs));
+  std::unordered_map<uint64_t, double> recall_score;
+  for (const auto& h : recalled) recall_score[h.seq] = h.score;
+  std::vector<storage::Message> pool;
+  for (auto& m : fetched) {
+    if (!InRange(m.timestamp_ms, req.start_ms, req.end_ms)) continue;
+    if (pool.size() >= req.budgets.s1_recall_n) break;
+    pool.push_back(std::move(m));
+  }
+  // Row-aware boosting: messages by or naming the projected people first
+  // among equals, others kept.
+  if (req.stages && !people.empty()) {
+    std::vector<std::vector<std::string>> name_tokens;
+    for (const auto& n : row_names) name_tokens.push_back(Tokenize(n));
+    for (auto& m : pool) {
+      bool by = people.count(m.speaker_id) > 0;
+      bool names = false;
+      std::vector<std::string> toks = Tokenize(m.text);
+      for (const auto& nt : name_tokens) names = names || FindTokenRun(toks, nt) >= 0;
+      recall_score[m.seq] *= by ? 1.3 : names ? 1.15 : 1.0;
+    }
+    std::stable_sort(pool.begin(), pool.end(), [&](const auto& a, const auto& b) {
+      return recall_score[a.seq] > recall_score[b.seq];
+    });
+  }
+
+  // 3. Select, Expand, Sufficiency/ASK.
+  std::vector<size_t> order(pool.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<std::string> why(pool.size() + 1);
+  if (req.stages && !pool.empty()) {
+    for (int round = 0; round < (req.budgets.ask ? 2 : 1); ++round) {
+      auto t = Clock::now();
+      StageCall call;
+      SelectInput in;
+      in.question = req.question;
+      in.projection = out.projection;
+      in.max_anchors = req.budgets.expand ? req.budgets.expand_anchors : 0;
+      for (const auto& m : pool) {
+        in.candidates.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
+                                          m.timestamp_ms, recall_score[m.seq]});
+      }
+      SM_ASSIGN_OR_RETURN(SelectOutput sel, stages_->select->Select(in, &call));
+      order = sel.ranking;
+      Trace(&out, "select", t, call);
+      if (req.budgets.expand && !sel.anchors.empty()) {
+        auto te = Clock::now();
+        size_t before = pool.size();
+        SM_RETURN_IF_ERROR(Expand(req, sel.anchors, &pool, &order));
+        Trace(&out, "expand", te, StageCall{},
+              absl::StrCat(sel.anchors.size(), " anchors, ", pool.size() - before, " added"));
+        for (size_t a : sel.anchors) {
+          if (a < pool.size()) why.resize(std::max(why.size(), pool.size()));
+        }
+      }
+      if (!req.budgets.ask || round == 1) break;
+      auto ts = Clock::now();
+      StageCall scall;
+      SufficiencyInput sin;
+      sin.question = req.question;
+      for (size_t i = 0; i < order.size() && i < req.budgets.s1_top_k; ++i) {
+        const auto& m = pool[order[i]];
+        sin.evidence.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
+                                         m.timestamp_ms, 0});
+      }
+      SM_ASSIGN_OR_RETURN(SufficiencyOutput suff, stages_->sufficiency->Judge(sin, &scall));
+      Trace(&out, "sufficiency", ts, scall);
+      if (suff.sufficient || suff.search_term.empty()) break;
+      // ASK: one more search, merged into the pool, then select again.
+      std::set<uint64_t> have;
+      for (const auto& m : pool) have.insert(m.seq);
+      std::vector<uint64_t> extra;
+      for (const auto& h : lexical_->Search(req.channel, suff.search_term,
+                                            req.budgets.s1_recall_n / 2, req.start_ms,
+                                            req.end_ms)) {
+        if (!have.count(h.seq)) extra.push_back(h.seq);
+      }
+      SM_ASSIGN_OR_RETURN(std::vector<storage::Message> more,
+                          store_->GetMessagesBySeq(req.channel, extra));
+      for (auto& m : more) pool.push_back(std::move(m));
+    }
+  }
+
+  // 4. Top-k.
+  const size_t k = req.budgets.s1_top_k;
+  for (size_t rank = 0; rank < order.size() && out.s1.size() < k; ++rank) {
+    const storage::Message& m = pool[order[rank]];
+    RetrievedMessage rm;
+    rm.message = m;
+    auto it = recall_score.find(m.seq);
+    rm.score = it == recall_score.end() ? 0 : it->second;
+    rm.why = it == recall_score.end() ? absl::StrCat("expanded, rank ", rank + 1)
+                                      : absl::StrCat(req.mode == RecallMode::kBm25    ? "bm25"
+                                                     : req.mode == RecallMode::kDense ? "dense"
+                                                                                       : "hybrid",
+                                                     req.stages ? " + select" : "", ", rank ",
+                                                     rank + 1);
+    out.s1.push_back(std::move(rm));
+  }
+
+  // 5. System 2 rows.
+  if (req.stages) SM_RETURN_IF_ERROR(SystemTwo(req, roster, &out));
+
+  // 6. Compose and answer.
+  if (req.answer) {
+    auto t = Clock::now();
+    StageCall call;
+    AnswerInput in;
+    in.question = req.question;
+    in.projection = out.projection;
+    for (const auto& rm : out.s1) {
+      const auto& m = rm.message;
+      in.evidence.push_back(EvidenceItem{m.message_id, "S1", m.speaker, m.speaker_id, "", "",
+                                         m.timestamp_ms, m.text, rm.score});
+    }
+    for (const auto& row : out.s2) {
+      for (const auto& r : row.records) {
+        in.evidence.push_back(EvidenceItem{r.record_id, row.row, r.source, r.source, r.owner,
+                                           r.layer, r.valid_at_ms, r.content, 0});
+      }
+      for (const auto& r : row.sourced) {
+        in.evidence.push_back(EvidenceItem{r.record_id, row.row, r.source, r.source, r.owner,
+                                           r.layer, r.valid_at_ms, r.content, 0});
+      }
+    }
+    SM_ASSIGN_OR_RETURN(AnswerOutput a, stages_->answer->Answer(in, &call));
+    out.answer = std::move(a);
+    Trace(&out, "answer", t, call);
+  }
+  return out;
+}
+
+}  // namespace speakermem::retrieval

@@ -1,0 +1,111 @@
+// The query pipeline (DESIGN 3): Project -> hybrid System 1 recall (BM25 +
+// dense, reciprocal rank fusion, row-aware boosting) -> Select -> Expand ->
+// Sufficiency/ASK -> top-k; System 2 rows per owner; Compose; Answer.
+#ifndef SPEAKERMEM_RETRIEVAL_PIPELINE_H_
+#define SPEAKERMEM_RETRIEVAL_PIPELINE_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "retrieval/bm25_index.h"
+#include "retrieval/retriever.h"
+#include "retrieval/stages.h"
+#include "retrieval/vector_index.h"
+#include "storage/store.h"
+
+namespace speakermem::retrieval {
+
+// Per-request budgets; defaults are the paper's main configuration.
+struct Budgets {
+  uint32_t s1_recall_n = 40;
+  uint32_t s1_top_k = 10;
+  uint32_t s2_k = 2;
+  uint32_t s2_source_k = 1;
+  bool expand = true;
+  uint32_t expand_anchors = 2;
+  uint32_t expand_window = 5;  // +- turns around an anchor, same session
+  bool ask = false;
+};
+
+enum class RecallMode { kHybrid, kBm25, kDense };
+
+struct PipelineRequest {
+  storage::ChannelRef channel;
+  std::string question;
+  std::string asker;
+  int64_t start_ms = 0;  // inclusive; 0 = unbounded
+  int64_t end_ms = 0;    // exclusive; 0 = unbounded
+  Budgets budgets;
+  std::optional<Tense> tense;  // overrides Project's
+  RecallMode mode = RecallMode::kHybrid;
+  // Project, Select, Expand, ASK and System 2 rows; off = plain recall.
+  bool stages = true;
+  bool answer = true;
+};
+
+// One owner row of System 2 evidence.
+struct S2Row {
+  std::string row;  // speaker id or "GROUP"
+  // The row's records: heads (head mode) or heads with their chains (full).
+  std::vector<storage::Record> records;
+  std::vector<double> scores;
+  // Records this person provided about someone else (source-k); they do not
+  // consume the row's budget.
+  std::vector<storage::Record> sourced;
+  // When the row has no record: the person's best verbatim message.
+  std::optional<storage::Message> fallback;
+  bool empty = false;  // no evidence at all
+};
+
+struct PipelineResult {
+  Projection projection;
+  std::vector<RetrievedMessage> s1;  // at most s1_top_k, best first
+  std::vector<S2Row> s2;
+  std::vector<StageTrace> trace;
+  std::optional<AnswerOutput> answer;
+};
+
+// Safe for concurrent use. All collaborators must outlive it.
+class QueryPipeline {
+ public:
+  QueryPipeline(storage::Store* store, const LexicalIndex* lexical, const VectorIndex* vectors,
+                const QueryStages* stages);
+
+  // NOT_FOUND for an unknown channel; INVALID_ARGUMENT for an empty question.
+  absl::StatusOr<PipelineResult> Run(const PipelineRequest& request);
+
+  // Record vectors known already (loaded from the store at start).
+  void AddRecordVector(const storage::ChannelRef& channel, const std::string& record_id,
+                       std::vector<float> v);
+
+ private:
+  absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
+                                                const std::vector<std::string>& row_names,
+                                                PipelineResult* out);
+  absl::Status Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,
+                      std::vector<storage::Message>* pool, std::vector<size_t>* order);
+  absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
+                         PipelineResult* out);
+  absl::StatusOr<std::vector<float>> RecordVector(const storage::ChannelRef& ch,
+                                                  const storage::Record& r, StageCall* call);
+
+  storage::Store* const store_;
+  const LexicalIndex* const lexical_;
+  const VectorIndex* const vectors_;
+  const QueryStages* const stages_;
+
+  std::mutex cache_mu_;
+  std::map<std::pair<storage::ChannelRef, std::string>, std::vector<float>> record_vectors_;
+};
+
+// "r000000000042" -> 42 (the record's number); 0 when not of that form.
+uint64_t RecordNumber(const std::string& record_id);
+
+}  // namespace speakermem::retrieval
+
+#endif  // SPEAKERMEM_RETRIEVAL_PIPELINE_H_
