@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -21,6 +23,8 @@
 #include "client/client.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
+#include "engine/memory.h"
+#include "eval/retrieval_eval.h"
 #include "eval/writer_eval.h"
 
 namespace speakermem::cli {
@@ -55,6 +59,11 @@ constexpr char kUsage[] =
     "      Append an operator correction to a record's chain (the Writer cannot undo it).\n"
     "  rederive --channel C [--timeout-ms N]\n"
     "      Rebuild the channel's System 2 from System 1 with the current Writer.\n"
+    "  eval retrieval --format locomo|socialmem|jsonl [--out REPORT.json] PATH...\n"
+    "      Ingest the conversations (one channel each) and report System 1 evidence\n"
+    "      recall@k and hit@k (k = 5, 10, 20) for BM25 only, dense only and the full\n"
+    "      pipeline, overall and per category. Runs an embedded instance on a\n"
+    "      temporary directory unless --addr is given.\n"
     "  eval writer TRAJECTORY.json...\n"
     "      Replay reference Writer trajectories through the offline Writer (embedded\n"
     "      store in a temporary directory; no server needed) and score the final state\n"
@@ -542,6 +551,141 @@ int CmdRederive(client::Client* c, const Args& args) {
   return 0;
 }
 
+// An embedded engine for `eval retrieval` without a server.
+class EmbeddedEngine {
+ public:
+  static absl::StatusOr<std::unique_ptr<EmbeddedEngine>> Open() {
+    char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
+    auto e = std::unique_ptr<EmbeddedEngine>(new EmbeddedEngine(tmpl));
+    engine::MemoryOptions o;
+    o.store.path = e->dir_ + "/data";
+    o.writer.idle_flush_ms = 0;
+    auto m = engine::Memory::Open(o, Clock::Real());
+    if (!m.ok()) return m.status();
+    e->memory_ = std::move(*m);
+    if (absl::Status s = e->memory_->RebuildIndexes(nullptr); !s.ok()) return s;
+    if (absl::Status s = e->memory_->StartWriter(); !s.ok()) return s;
+    return e;
+  }
+  ~EmbeddedEngine() {
+    memory_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  engine::Memory* memory() { return memory_.get(); }
+
+ private:
+  explicit EmbeddedEngine(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+  std::unique_ptr<engine::Memory> memory_;
+};
+
+int CmdEvalRetrieval(const Args& args, bool remote) {
+  if (args.positional.size() < 3) return Usage("eval retrieval: give PATH...");
+  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
+  if (!format.ok()) return Fail(format.status());
+  std::vector<datasets::Conversation> convs;
+  for (size_t i = 2; i < args.positional.size(); ++i) {
+    auto c = datasets::LoadFile(args.positional[i], *format, "");
+    if (!c.ok()) return Fail(c.status());
+    for (auto& conv : *c) convs.push_back(std::move(conv));
+  }
+  const bool tty = isatty(STDERR_FILENO);
+  std::unique_ptr<EmbeddedEngine> embedded;
+  std::unique_ptr<client::Client> client;
+  size_t total_msgs = 0;
+  for (const auto& c : convs) total_msgs += c.messages.size();
+  std::fprintf(stderr, "ingesting %zu conversations (%zu messages)%s\n", convs.size(), total_msgs,
+               remote ? " into the server" : " into an embedded instance");
+  if (remote) {
+    client::ClientOptions opts;
+    opts.addr = args.Get("addr");
+    opts.api_key = args.Get("api-key");
+    client = client::Client::Connect(opts);
+    for (const auto& c : convs) {
+      std::vector<v1::DialogueMessage> msgs;
+      for (const auto& m : c.messages) msgs.push_back(ToWire(m));
+      if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) return Fail(s);
+    }
+  } else {
+    auto e = EmbeddedEngine::Open();
+    if (!e.ok()) return Fail(e.status());
+    embedded = std::move(*e);
+    for (const auto& c : convs) {
+      for (size_t i = 0; i < c.messages.size(); i += 500) {
+        std::vector<storage::Message> batch(
+            c.messages.begin() + i, c.messages.begin() + std::min(c.messages.size(), i + 500));
+        auto r = embedded->memory()->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
+        if (!r.ok()) return Fail(r.status());
+      }
+    }
+    if (!embedded->memory()->WaitForEmbeddings(std::chrono::minutes(30))) {
+      return Fail(absl::DeadlineExceededError("embeddings did not finish"));
+    }
+  }
+  eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
+                                  const std::string& config,
+                                  size_t k) -> absl::StatusOr<std::vector<std::string>> {
+    std::vector<std::string> ids;
+    if (remote) {
+      v1::QueryRequest req;
+      req.set_channel(channel);
+      req.set_question(question);
+      req.set_mode(config == "bm25" ? v1::BM25_ONLY : config == "dense" ? v1::DENSE_ONLY : v1::PIPELINE);
+      req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
+      auto r = client->Retrieve(req);
+      if (!r.ok()) return r.status();
+      for (const auto& e : r->evidence()) ids.push_back(e.message().message_id());
+      return ids;
+    }
+    engine::QueryParams p;
+    p.channel = {storage::kDefaultTenant, channel};
+    p.question = question;
+    p.budgets.s1_top_k = static_cast<uint32_t>(k);
+    p.budgets.s1_recall_n = std::max<uint32_t>(40, static_cast<uint32_t>(k));
+    p.mode = config == "bm25"    ? retrieval::RecallMode::kBm25
+             : config == "dense" ? retrieval::RecallMode::kDense
+                                 : retrieval::RecallMode::kHybrid;
+    p.stages = config == "full";
+    auto r = embedded->memory()->Query(p, /*answer=*/false);
+    if (!r.ok()) return r.status();
+    for (const auto& rm : r->pipeline.s1) ids.push_back(rm.message.message_id);
+    return ids;
+  };
+  auto start = std::chrono::steady_clock::now();
+  auto report = eval::EvaluateRetrieval(
+      convs, {"bm25", "dense", "full"}, {5, 10, 20}, retrieve, [&](size_t done, size_t total) {
+        if (!tty || (done % 10 != 0 && done != total)) return;
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        double eta = done == 0 ? 0 : secs / done * (total - done);
+        std::fprintf(stderr, "\r%zu/%zu questions  ETA %.0fs ", done, total, eta);
+        if (done == total) std::fputs("\n", stderr);
+      });
+  if (!report.ok()) return Fail(report.status());
+  std::string json = eval::ReportJson(*report, args.Get("format", "auto"));
+  if (args.Has("out")) {
+    std::ofstream(args.Get("out")) << json << "\n";
+  }
+  if (args.Has("json")) {
+    std::printf("%s\n", json.c_str());
+    return 0;
+  }
+  std::printf("%zu questions (%zu skipped without evidence, %zu evidence ids not in the "
+              "conversation)\n",
+              report->questions_total, report->questions_skipped, report->evidence_ids_dropped);
+  std::printf("%-8s %10s %10s %10s %10s %10s %10s\n", "config", "recall@5", "recall@10",
+              "recall@20", "hit@5", "hit@10", "hit@20");
+  for (const char* name : {"bm25", "dense", "full"}) {
+    const auto& st = report->configs.at(name).overall;
+    double n = std::max<size_t>(1, st.questions);
+    std::printf("%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
+                100 * st.recall.at(5) / n, 100 * st.recall.at(10) / n, 100 * st.recall.at(20) / n,
+                100 * st.hit.at(5) / n, 100 * st.hit.at(10) / n, 100 * st.hit.at(20) / n);
+  }
+  return 0;
+}
+
 int CmdEvalWriter(const Args& args) {
   if (args.positional.size() < 3) return Usage("eval writer: give TRAJECTORY files");
   char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
@@ -595,7 +739,10 @@ int Main(int argc, char** argv) {
   }
   if (args.positional[0] == "eval") {
     if (args.positional.size() >= 2 && args.positional[1] == "writer") return CmdEvalWriter(args);
-    return Usage("eval: expected 'eval writer'");
+    if (args.positional.size() >= 2 && args.positional[1] == "retrieval") {
+      return CmdEvalRetrieval(args, args.Has("addr"));
+    }
+    return Usage("eval: expected 'eval writer' or 'eval retrieval'");
   }
   client::ClientOptions opts;
   const char* env_addr = std::getenv("SPEAKERMEM_ADDR");

@@ -75,6 +75,9 @@ class GrpcClient final : public Client {
   absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& req) override {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Query, v1::QueryResponse());
   }
+  absl::StatusOr<v1::QueryResponse> Retrieve(const v1::QueryRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Retrieve, v1::QueryResponse());
+  }
 
   absl::StatusOr<v1::FlushResponse> Flush(const v1::FlushRequest& req) override {
     int wait_ms = req.wait() ? static_cast<int>(req.timeout_ms() == 0 ? 60000 : req.timeout_ms()) : 0;

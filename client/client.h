@@ -57,6 +57,7 @@ class Client {
   virtual absl::StatusOr<v1::ListChannelsResponse> ListChannels(
       const v1::ListChannelsRequest& req) = 0;
   virtual absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& req) = 0;
+  virtual absl::StatusOr<v1::QueryResponse> Retrieve(const v1::QueryRequest& req) = 0;
   // Flush with wait uses the request's timeout (plus a margin) as deadline.
   virtual absl::StatusOr<v1::FlushResponse> Flush(const v1::FlushRequest& req) = 0;
   virtual absl::StatusOr<v1::ListRecordsResponse> ListRecords(

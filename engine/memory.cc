@@ -205,7 +205,7 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
   std::vector<Embedder::Item> missing;
   SM_RETURN_IF_ERROR(store_->ForEachMessage(
       [&](const storage::ChannelRef& ch, const storage::Message& m) -> absl::Status {
-        lexical_->Add(ch, m.seq, m.timestamp_ms, m.text);
+        lexical_->Add(ch, m.seq, m.timestamp_ms, m.text, m.speaker_id);
         auto it = has_vector.find(ch);
         if (it == has_vector.end() || !it->second.count(m.seq)) {
           missing.push_back(Embedder::Item{ch, m.seq, m.text});

@@ -8,7 +8,8 @@
 
 namespace speakermem::retrieval {
 
-void Bm25Index::Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text) {
+void Bm25Index::Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text,
+                    absl::string_view speaker) {
   if (doc_of_seq_.contains(seq)) return;
   const uint32_t doc = static_cast<uint32_t>(seqs_.size());
   std::vector<std::string> tokens = Tokenize(text);
@@ -22,13 +23,20 @@ void Bm25Index::Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text) 
   seqs_.push_back(seq);
   lengths_.push_back(static_cast<uint32_t>(tokens.size()));
   timestamps_.push_back(timestamp_ms);
+  uint32_t sid = 0;
+  if (!speaker.empty()) {
+    auto [it, inserted] = speaker_ids_.try_emplace(std::string(speaker),
+                                                   static_cast<uint32_t>(speaker_ids_.size() + 1));
+    sid = it->second;
+  }
+  speakers_.push_back(sid);
   doc_of_seq_[seq] = doc;
   total_length_ += tokens.size();
 }
 
 std::vector<ScoredSeq> Bm25Index::Search(const std::vector<std::string>& terms,
-                                         size_t k, int64_t start_ms,
-                                         int64_t end_ms) const {
+                                         size_t k, int64_t start_ms, int64_t end_ms,
+                                         const std::vector<std::string>* speakers) const {
   std::vector<ScoredSeq> out;
   const size_t n = seqs_.size();
   if (n == 0 || k == 0) return out;
@@ -41,6 +49,14 @@ std::vector<ScoredSeq> Bm25Index::Search(const std::vector<std::string>& terms,
     }
   }
   if (term_list.empty()) return out;
+  std::vector<uint32_t> allowed;
+  if (speakers != nullptr) {
+    for (const auto& sp : *speakers) {
+      auto it = speaker_ids_.find(sp);
+      if (it != speaker_ids_.end()) allowed.push_back(it->second);
+    }
+    if (allowed.empty()) return out;
+  }
 
   thread_local std::vector<float> scores;
   thread_local std::vector<uint32_t> touched;
@@ -64,6 +80,10 @@ std::vector<ScoredSeq> Bm25Index::Search(const std::vector<std::string>& terms,
     const int64_t ts = timestamps_[doc];
     if (start_ms != 0 && ts < start_ms) continue;
     if (end_ms != 0 && ts >= end_ms) continue;
+    if (speakers != nullptr &&
+        std::find(allowed.begin(), allowed.end(), speakers_[doc]) == allowed.end()) {
+      continue;
+    }
     out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
   }
   auto better = [](const ScoredSeq& a, const ScoredSeq& b) {
@@ -96,10 +116,10 @@ const LexicalIndex::Shard* LexicalIndex::Find(const storage::ChannelRef& channel
 }
 
 void LexicalIndex::Add(const storage::ChannelRef& channel, uint64_t seq,
-                       int64_t timestamp_ms, absl::string_view text) {
+                       int64_t timestamp_ms, absl::string_view text, absl::string_view speaker) {
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);
-  shard->index.Add(seq, timestamp_ms, text);
+  shard->index.Add(seq, timestamp_ms, text, speaker);
 }
 
 void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
@@ -107,18 +127,19 @@ void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);
   for (const auto& m : messages) {
-    if (m.seq != 0) shard->index.Add(m.seq, m.timestamp_ms, m.text);
+    if (m.seq != 0) shard->index.Add(m.seq, m.timestamp_ms, m.text, m.speaker_id);
   }
 }
 
 std::vector<ScoredSeq> LexicalIndex::Search(const storage::ChannelRef& channel,
                                             absl::string_view query, size_t k,
-                                            int64_t start_ms, int64_t end_ms) const {
+                                            int64_t start_ms, int64_t end_ms,
+                                            const std::vector<std::string>* speakers) const {
   const Shard* shard = Find(channel);
   if (shard == nullptr) return {};
   std::vector<std::string> terms = Tokenize(query);
   std::shared_lock<std::shared_mutex> lock(shard->mu);
-  return shard->index.Search(terms, k, start_ms, end_ms);
+  return shard->index.Search(terms, k, start_ms, end_ms, speakers);
 }
 
 size_t LexicalIndex::ChannelCount() const {

@@ -34,15 +34,19 @@ class Bm25Index {
  public:
   explicit Bm25Index(Bm25Params params = {}) : params_(params) {}
 
-  // Adds a document. A seq added before is ignored.
-  void Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text);
+  // Adds a document, said by `speaker` (a speaker id; may be empty). A seq
+  // added before is ignored.
+  void Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text,
+           absl::string_view speaker = "");
 
   // The `k` best documents for `terms` (tokenized, duplicates allowed and
   // ignored), best first; ties by lower seq. Only documents with
   // start_ms <= timestamp < end_ms (0 = unbounded) count. IDF is
   // ln(1 + (N - df + 0.5) / (df + 0.5)), so it is never negative.
+  // With `speakers` non-null, only documents said by one of them count.
   std::vector<ScoredSeq> Search(const std::vector<std::string>& terms, size_t k,
-                                int64_t start_ms = 0, int64_t end_ms = 0) const;
+                                int64_t start_ms = 0, int64_t end_ms = 0,
+                                const std::vector<std::string>* speakers = nullptr) const;
 
   size_t size() const { return seqs_.size(); }
 
@@ -58,6 +62,8 @@ class Bm25Index {
   std::vector<uint64_t> seqs_;
   std::vector<uint32_t> lengths_;
   std::vector<int64_t> timestamps_;
+  std::vector<uint32_t> speakers_;  // interned; 0 = unknown
+  absl::flat_hash_map<std::string, uint32_t> speaker_ids_;
   absl::flat_hash_map<uint64_t, uint32_t> doc_of_seq_;
   uint64_t total_length_ = 0;
 };
@@ -69,14 +75,15 @@ class LexicalIndex {
   explicit LexicalIndex(Bm25Params params = {}) : params_(params) {}
 
   void Add(const storage::ChannelRef& channel, uint64_t seq, int64_t timestamp_ms,
-           absl::string_view text);
+           absl::string_view text, absl::string_view speaker = "");
   void AddBatch(const storage::ChannelRef& channel,
                 const std::vector<storage::Message>& messages);
 
   // Tokenizes `query` and searches the channel; empty for an unknown channel.
   std::vector<ScoredSeq> Search(const storage::ChannelRef& channel,
                                 absl::string_view query, size_t k,
-                                int64_t start_ms = 0, int64_t end_ms = 0) const;
+                                int64_t start_ms = 0, int64_t end_ms = 0,
+                                const std::vector<std::string>* speakers = nullptr) const;
 
   size_t ChannelCount() const;
 

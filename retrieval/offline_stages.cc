@@ -272,14 +272,33 @@ class OfflineSelect final : public SelectStage {
     for (const auto& c : in.candidates) texts.push_back(c.text);
     auto weights = QueryWeights(in.question, in.projection.issue, texts);
     std::vector<std::pair<double, size_t>> scored;
-    double max_recall = 0;
-    for (const auto& c : in.candidates) max_recall = std::max(max_recall, c.score);
+    double max_recall = 0, max_lex = 0;
+    std::vector<double> lex(in.candidates.size());
+    for (size_t i = 0; i < in.candidates.size(); ++i) {
+      max_recall = std::max(max_recall, in.candidates[i].score);
+      lex[i] = LexicalScore(StemmedTokens(in.candidates[i].text), weights);
+      max_lex = std::max(max_lex, lex[i]);
+    }
+    // Half lexical necessity, half recall's order; a message by a named
+    // person counts more the more selective naming them is.
+    constexpr double kPriorWeight = 0.5;
+    const double w = kPriorWeight;
+    const double rb = 1.0 + 0.5 * in.row_selectivity;
+    // Recall's order as a rank prior (scores of fused lists are not on one
+    // scale with the lexical ones).
+    std::vector<size_t> by_recall(in.candidates.size());
+    for (size_t i = 0; i < by_recall.size(); ++i) by_recall[i] = i;
+    std::stable_sort(by_recall.begin(), by_recall.end(), [&](size_t a, size_t b) {
+      return in.candidates[a].score > in.candidates[b].score;
+    });
+    std::vector<double> prior(in.candidates.size());
+    for (size_t r = 0; r < by_recall.size(); ++r) {
+      prior[by_recall[r]] = 1.0 - static_cast<double>(r) / static_cast<double>(by_recall.size());
+    }
     for (size_t i = 0; i < in.candidates.size(); ++i) {
       const Candidate& c = in.candidates[i];
-      double s = LexicalScore(StemmedTokens(c.text), weights);
-      if (InRows(in.projection, c.speaker_id)) s *= 1.25;
-      // The recall score breaks ties and keeps semantic-only hits in play.
-      if (max_recall > 0) s += 0.25 * c.score / max_recall;
+      double s = (1 - w) * (max_lex > 0 ? lex[i] / max_lex : 0) + w * prior[i];
+      if (InRows(in.projection, c.speaker_id)) s *= rb;
       scored.emplace_back(s, i);
     }
     std::stable_sort(scored.begin(), scored.end(),
@@ -287,7 +306,7 @@ class OfflineSelect final : public SelectStage {
     SelectOutput out;
     for (const auto& [s, i] : scored) {
       out.ranking.push_back(i);
-      if (out.anchors.size() < in.max_anchors && s > 0.25) out.anchors.push_back(i);
+      if (out.anchors.size() < in.max_anchors && s > 0.1) out.anchors.push_back(i);
     }
     if (call != nullptr) call->note = "offline lexical overlap and proximity";
     return out;

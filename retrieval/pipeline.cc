@@ -17,8 +17,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Reciprocal rank fusion constant (Cormack et al.).
+// Reciprocal rank fusion constant (Cormack et al.) and list weights: the
+// offline hashed-n-gram embedding is a weaker ranker than BM25, so its list
+// counts for less; the named people's own messages count extra.
 constexpr double kRrfK = 60.0;
+constexpr double kBm25Weight = 1.0;
+constexpr double kDenseWeight = 0.5;
+constexpr double kPeopleWeight = 0.7;
 
 double Ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
@@ -88,7 +93,8 @@ absl::StatusOr<std::vector<float>> QueryPipeline::RecordVector(const storage::Ch
 
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
     const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_names,
-    PipelineResult* out) {
+    double selectivity, PipelineResult* out) {
+  // row_names: speaker ids of the projected people.
   const size_t n = req.budgets.s1_recall_n;
   std::vector<ScoredSeq> bm25, dense;
   if (req.mode != RecallMode::kDense) {
@@ -109,13 +115,22 @@ absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
   }
   if (req.mode == RecallMode::kBm25) return bm25;
   if (req.mode == RecallMode::kDense) return dense;
-  // Reciprocal rank fusion of the two lists.
+  // Row-aware recall: the named people's own messages on the question.
+  std::vector<ScoredSeq> by_people;
+  if (req.stages && !row_names.empty()) {
+    std::string query = req.question;
+    if (p.issue != req.question) absl::StrAppend(&query, " ", p.issue);
+    by_people = lexical_->Search(req.channel, query, n, req.start_ms, req.end_ms, &row_names);
+  }
+  // Weighted reciprocal rank fusion of the lists.
   std::unordered_map<uint64_t, double> fused;
-  for (size_t i = 0; i < bm25.size(); ++i) fused[bm25[i].seq] += 1.0 / (kRrfK + i + 1);
-  for (size_t i = 0; i < dense.size(); ++i) fused[dense[i].seq] += 1.0 / (kRrfK + i + 1);
+  for (size_t i = 0; i < bm25.size(); ++i) fused[bm25[i].seq] += kBm25Weight / (kRrfK + i + 1);
+  for (size_t i = 0; i < dense.size(); ++i) fused[dense[i].seq] += kDenseWeight / (kRrfK + i + 1);
+  for (size_t i = 0; i < by_people.size(); ++i) {
+    fused[by_people[i].seq] += kPeopleWeight * selectivity / (kRrfK + i + 1);
+  }
   std::vector<ScoredSeq> out_list;
   for (const auto& [seq, s] : fused) out_list.push_back(ScoredSeq{seq, static_cast<float>(s)});
-  (void)row_names;
   std::sort(out_list.begin(), out_list.end(), [](const ScoredSeq& a, const ScoredSeq& b) {
     return a.score != b.score ? a.score > b.score : a.seq < b.seq;
   });
@@ -298,14 +313,27 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   for (const auto& r : out.projection.rows) {
     if (r != kRowAll && r != kRowGroup) people.insert(r);
   }
-  std::vector<std::string> row_names;
+  std::vector<std::string> row_names;  // display names of the projected people
   for (const auto& m : roster) {
     if (!people.count(m.speaker_id)) continue;
     for (const auto& a : m.aliases) row_names.push_back(a);
   }
+  std::vector<std::string> row_ids(people.begin(), people.end());
+  // How selective naming these people is: the share of the channel's
+  // messages they did not write. In a two-person chat naming one of them
+  // says little about where the evidence is; in a group it says a lot.
+  uint64_t all_msgs = 0, their_msgs = 0;
+  for (const auto& e : roster_entries) {
+    all_msgs += e.message_count;
+    if (people.count(e.speaker_id)) their_msgs += e.message_count;
+  }
+  const double selectivity =
+      all_msgs == 0 ? 0 : 1.0 - static_cast<double>(their_msgs) / static_cast<double>(all_msgs);
+
 
   // 2. System 1 recall.
-  SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled, Recall(req, out.projection, row_names, &out));
+  SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled,
+                      Recall(req, out.projection, row_ids, selectivity, &out));
   std::vector<uint64_t> seqs;
   for (const auto& h : recalled) seqs.push_back(h.seq);
   SM_ASSIGN_OR_RETURN(std::vector<storage::Message> fetched,
@@ -328,7 +356,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       bool names = false;
       std::vector<std::string> toks = Tokenize(m.text);
       for (const auto& nt : name_tokens) names = names || FindTokenRun(toks, nt) >= 0;
-      recall_score[m.seq] *= by ? 1.3 : names ? 1.15 : 1.0;
+      recall_score[m.seq] *= by ? 1.0 + 0.4 * selectivity : names ? 1.0 + 0.2 * selectivity : 1.0;
     }
     std::stable_sort(pool.begin(), pool.end(), [&](const auto& a, const auto& b) {
       return recall_score[a.seq] > recall_score[b.seq];
@@ -347,6 +375,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       in.question = req.question;
       in.projection = out.projection;
       in.max_anchors = req.budgets.expand ? req.budgets.expand_anchors : 0;
+      in.row_selectivity = selectivity;
       for (const auto& m : pool) {
         in.candidates.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
                                           m.timestamp_ms, recall_score[m.seq]});

@@ -85,8 +85,8 @@ class QueryPipeline {
 
  private:
   absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
-                                                const std::vector<std::string>& row_names,
-                                                PipelineResult* out);
+                                                const std::vector<std::string>& row_ids,
+                                                double selectivity, PipelineResult* out);
   absl::Status Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,
                       std::vector<storage::Message>* pool, std::vector<size_t>* order);
   absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
