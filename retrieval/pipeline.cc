@@ -237,7 +237,10 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       if (r.owner == row && (!constrained || r.source == p.source)) {
         SM_ASSIGN_OR_RETURN(double sc, score(r));
         owned.emplace_back(sc, &r);
-      } else if (row != kRowGroup && r.source == row && r.owner != row) {
+      } else if (row != kRowGroup && r.source == row && r.owner != row &&
+                 r.owner != kRowGroup) {
+        // Source-k: what this person said about someone else (group
+        // records have their own row).
         SM_ASSIGN_OR_RETURN(double sc, score(r));
         sourced.emplace_back(sc, &r);
       }

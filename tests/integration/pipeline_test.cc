@@ -1,0 +1,279 @@
+// The query pipeline end to end: budgets, System 2 rows, head/full, empty
+// rows, person vs GROUP, and every stage's fallback through a failing fake
+// model endpoint.
+#include <catch2/catch.hpp>
+#include <set>
+#include <thread>
+
+#include "nlohmann/json.hpp"
+#include "tests/fake/fake_model_server.h"
+#include "tests/integration/test_server.h"
+
+namespace speakermem {
+namespace {
+
+using testing::FakeModelServer;
+using testing::FakeReply;
+using testing::TestServer;
+
+std::string Actions(const nlohmann::json& actions) {
+  return FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump());
+}
+
+nlohmann::json Add(const std::string& owner, const std::string& source, const std::string& layer,
+                   const std::string& content) {
+  return {{"action", "ADD"}, {"owner", owner}, {"source", source}, {"layer", layer},
+          {"utype", "stance"}, {"content", content}};
+}
+
+void Ingest(client::Client* c, const std::string& channel,
+            const std::vector<std::pair<std::string, std::string>>& lines, int offset,
+            const std::string& session) {
+  v1::IngestRequest req;
+  req.set_channel(channel);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto* m = req.add_messages();
+    m->set_message_id(channel + "-" + std::to_string(offset + i));
+    m->set_speaker(lines[i].first);
+    m->set_text(lines[i].second);
+    m->set_timestamp_ms(1700000000000 + (offset + static_cast<int>(i)) * 60000);
+    m->set_session(session);
+  }
+  REQUIRE_OK(c->Ingest(req));
+}
+
+void FlushWait(client::Client* c, const std::string& channel) {
+  v1::FlushRequest f;
+  f.set_channel(channel);
+  f.set_wait(true);
+  REQUIRE_OK(c->Flush(f));
+}
+
+// A channel whose System 2 is scripted through the fake Writer.
+struct Scripted {
+  FakeModelServer fake;
+  std::unique_ptr<TestServer> ts;
+
+  Scripted() {
+    std::string url = fake.base_url();
+    ts = std::make_unique<TestServer>([url](server::ServerConfig* c) {
+      REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
+      REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
+      c->memory.writer.idle_flush_ms = 0;
+    });
+    fake.Enqueue("writer", FakeReply{200, Actions({
+        Add("Alice", "Alice", "per_speaker_core", "Alice prefers the beach venue in Lisbon"),
+        Add("Alice", "Alice", "per_speaker_core", "Alice likes surfing lessons at the venue"),
+        Add("Alice", "Alice", "per_speaker_core", "Alice runs the venue budget sheet"),
+        Add("Bob", "Bob", "per_speaker_core", "Bob thinks the venue is too expensive"),
+        Add("Bob", "Alice", "per_speaker_profile", "Alice believes Bob agreed to the venue"),
+        Add("Bob", "Alice", "per_speaker_profile", "Alice says Bob wants a cheaper venue"),
+        Add("GROUP", "Alice", "group_interaction", "The group decided the venue is in Lisbon"),
+    })});
+    Ingest(ts->client(), "p",
+           {{"Alice", "I prefer the beach venue in Lisbon"},
+            {"Bob", "The venue is too expensive for me"},
+            {"Carol", "My cat knitted a scarf yesterday"},
+            {"Alice", "Bob agreed to the venue, I believe"},
+            {"Bob", "Fine, Lisbon it is"}},
+           0, "s1");
+    FlushWait(ts->client(), "p");
+  }
+};
+
+const v1::EvidenceRow* Row(const v1::QueryResponse& r, const std::string& row) {
+  for (const auto& x : r.rows()) {
+    if (x.row() == row) return &x;
+  }
+  return nullptr;
+}
+
+TEST_CASE("budgets are respected exactly: s1_top_k, s2_k per row, source-k apart",
+          "[pipeline][budgets]") {
+  Scripted s;
+  v1::QueryRequest q;
+  q.set_channel("p");
+  q.set_question("What does everyone think about the venue?");
+  q.mutable_budgets()->set_s1_top_k(3);
+  q.mutable_budgets()->set_s2_k(1);
+  q.mutable_budgets()->set_s2_source_k(1);
+  auto r = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(r);
+  CHECK(r->evidence_size() == 3);
+  CHECK(r->answer().empty());  // Retrieve runs no Answer stage
+  const v1::EvidenceRow* alice = Row(*r, "Alice");
+  const v1::EvidenceRow* bob = Row(*r, "Bob");
+  REQUIRE(alice != nullptr);
+  REQUIRE(bob != nullptr);
+  CHECK(alice->records_size() == 1);  // s2_k = 1 of Alice's three
+  CHECK(alice->records(0).owner() == "Alice");
+  // Alice as the source of records about Bob: one, outside her own budget.
+  REQUIRE(alice->sourced_size() == 1);
+  CHECK(alice->sourced(0).owner() == "Bob");
+  CHECK(alice->sourced(0).source() == "Alice");
+  CHECK(bob->records_size() == 1);
+  for (const auto& rec : bob->records()) CHECK(rec.owner() == "Bob");
+
+  q.mutable_budgets()->set_s2_k(2);
+  q.mutable_budgets()->set_s2_source_k(2);
+  q.mutable_budgets()->set_s1_top_k(5);
+  r = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(r);
+  CHECK(r->evidence_size() == 5);
+  CHECK(Row(*r, "Alice")->records_size() == 2);
+  CHECK(Row(*r, "Alice")->sourced_size() == 2);
+  CHECK(Row(*r, "Bob")->records_size() == 2);
+
+  // Caps.
+  q.mutable_budgets()->set_s1_top_k(100000);
+  REQUIRE_CODE(s.ts->client()->Retrieve(q), absl::StatusCode::kInvalidArgument);
+  q.mutable_budgets()->set_s1_top_k(5);
+  q.mutable_budgets()->set_s2_k(51);
+  REQUIRE_CODE(s.ts->client()->Retrieve(q), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a roster member with no evidence is an explicit empty row", "[pipeline][rows]") {
+  Scripted s;
+  v1::QueryRequest q;
+  q.set_channel("p");
+  q.set_question("Who never mentioned the venue?");
+  auto r = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(r);
+  const v1::EvidenceRow* carol = Row(*r, "Carol");
+  REQUIRE(carol != nullptr);
+  CHECK(carol->records_size() == 0);
+  CHECK(carol->empty());
+  const v1::EvidenceRow* bob = Row(*r, "Bob");
+  REQUIRE(bob != nullptr);
+  CHECK_FALSE(bob->empty());
+}
+
+TEST_CASE("a person without derived records falls back to their best message",
+          "[pipeline][rows]") {
+  Scripted s;
+  v1::QueryRequest q;
+  q.set_channel("p");
+  q.set_question("What did Carol say about the scarf?");
+  auto r = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(r);
+  const v1::EvidenceRow* carol = Row(*r, "Carol");
+  REQUIRE(carol != nullptr);
+  CHECK_FALSE(carol->empty());
+  CHECK(carol->fallback().text() == "My cat knitted a scarf yesterday");
+}
+
+TEST_CASE("GROUP records never stand in for a person's stance", "[pipeline][rows]") {
+  Scripted s;
+  v1::QueryRequest q;
+  q.set_channel("p");
+  q.set_question("What does Bob think about the venue?");
+  auto r = s.ts->client()->Query(q);
+  REQUIRE_OK(r);
+  REQUIRE(r->projection().rows_size() >= 1);
+  CHECK(r->projection().rows(0) == "Bob");
+  for (const auto& row : r->rows()) {
+    for (const auto& rec : row.records()) {
+      if (row.row() != "GROUP") CHECK(rec.owner() != "GROUP");
+    }
+  }
+  CHECK(Row(*r, "GROUP") == nullptr);  // a person question has no GROUP row
+  CHECK_FALSE(r->abstained());
+  REQUIRE(r->cited_ids_size() == 1);
+  CHECK(r->answer().find("group decided") == std::string::npos);
+}
+
+TEST_CASE("head shows the current state, full the whole chain", "[pipeline][tense]") {
+  Scripted s;
+  // Second segment: UPDATE of Alice's venue preference.
+  v1::ListRecordsRequest lr;
+  lr.set_channel("p");
+  lr.set_owner("Alice");
+  auto recs = s.ts->client()->ListRecords(lr);
+  REQUIRE_OK(recs);
+  std::string beach;
+  for (const auto& rec : recs->records()) {
+    if (rec.content().find("beach venue") != std::string::npos) beach = rec.record_id();
+  }
+  REQUIRE_FALSE(beach.empty());
+  s.fake.Enqueue("writer", FakeReply{200, Actions({{{"action", "UPDATE"}, {"entry_id", beach},
+                                                     {"content", "Alice now prefers the mountain venue in Porto"}}})});
+  Ingest(s.ts->client(), "p", {{"Alice", "Actually I prefer the mountain venue in Porto now"}}, 10,
+         "s2");
+  FlushWait(s.ts->client(), "p");
+
+  v1::QueryRequest q;
+  q.set_channel("p");
+  q.set_question("Which venue does Alice prefer?");
+  q.mutable_budgets()->set_s2_k(1);
+  q.set_tense(v1::HEAD);
+  auto head = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(head);
+  const v1::EvidenceRow* a = Row(*head, "Alice");
+  REQUIRE(a != nullptr);
+  REQUIRE(a->records_size() == 1);
+  CHECK(a->records(0).content() == "Alice now prefers the mountain venue in Porto");
+  CHECK(a->records(0).state() == v1::ACTIVE);
+
+  q.set_tense(v1::FULL);
+  auto full = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(full);
+  a = Row(*full, "Alice");
+  REQUIRE(a != nullptr);
+  REQUIRE(a->records_size() == 2);  // the chain, oldest first
+  CHECK(a->records(0).state() == v1::SUPERSEDED);
+  CHECK(a->records(0).content() == "Alice prefers the beach venue in Lisbon");
+  CHECK(a->records(1).content() == "Alice now prefers the mountain venue in Porto");
+  CHECK(full->projection().tense() == v1::FULL);
+
+  // Project chooses full by itself for a history question.
+  v1::QueryRequest hist;
+  hist.set_channel("p");
+  hist.set_question("How did Alice's venue preference change over time?");
+  auto h = s.ts->client()->Retrieve(hist);
+  REQUIRE_OK(h);
+  CHECK(h->projection().tense() == v1::FULL);
+}
+
+TEST_CASE("each query stage falls back when its model fails, noted in the trace",
+          "[pipeline][fallback]") {
+  FakeModelServer fake;
+  fake.SetDefault([](const testing::FakeRequest&) {
+    FakeReply r;
+    r.status = 500;
+    r.body = "{}";
+    return r;
+  });
+  std::string url = fake.base_url();
+  TestServer ts([url](server::ServerConfig* c) {
+    for (const char* stage : {"project", "select", "sufficiency", "answer"}) {
+      REQUIRE_OK(c->models.SetOverride(stage, "provider", "openai"));
+      REQUIRE_OK(c->models.SetOverride(stage, "base_url", url));
+      REQUIRE_OK(c->models.SetOverride(stage, "max_retries", "0"));
+    }
+  });
+  Ingest(ts.client(), "f",
+         {{"Alice", "The offsite is in Porto in May"}, {"Bob", "I booked the train to Porto"}}, 0,
+         "s1");
+  v1::QueryRequest q;
+  q.set_channel("f");
+  q.set_question("Where is the offsite?");
+  q.mutable_budgets()->set_ask(true);
+  q.mutable_budgets()->set_s1_top_k(1);
+  auto r = ts.client()->Query(q);
+  REQUIRE_OK(r);
+  std::set<std::string> fell_back;
+  for (const auto& t : r->trace()) {
+    if (t.note().rfind("fallback:", 0) == 0) fell_back.insert(t.stage());
+  }
+  CHECK(fell_back.count("project"));
+  CHECK(fell_back.count("select"));
+  CHECK(fell_back.count("answer"));
+  CHECK(r->projection().rows(0) == "ALL");  // Project's safe default
+  CHECK(r->projection().issue() == "Where is the offsite?");
+  CHECK(r->answer().find("Porto") != std::string::npos);
+  CHECK(fake.count("project") == 1);
+  CHECK(fake.count("answer") == 1);
+}
+
+}  // namespace
+}  // namespace speakermem
