@@ -37,9 +37,10 @@ constexpr char kUsage[] =
     "  ingest [--format auto|jsonl|locomo|socialmem] [--channel C] [--chunk N] FILE...\n"
     "      Stream messages from files into their channels (one channel per LoCoMo\n"
     "      sample or SocialMem network; JSONL lines name theirs or use --channel).\n"
-    "  query --channel C [--top-k N] [--asker NAME] [--since T] [--until T] [--trace]\n"
-    "        QUESTION\n"
-    "      Ask a question; prints the answer and its evidence.\n"
+    "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
+    "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace] QUESTION\n"
+    "      Ask a question; prints the answer, the System 1 evidence, the System 2\n"
+    "      rows and (--trace) per-stage latency, model calls and tokens.\n"
     "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
     "      List a channel's messages in order (T: ISO-8601, UTC when no zone).\n"
     "  roster --channel C\n"
@@ -85,7 +86,8 @@ struct Args {
   }
 };
 
-const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions"};
+const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions",
+                                  "history", "no-answer"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -264,6 +266,22 @@ int CmdIngest(client::Client* c, const Args& args) {
   return rc;
 }
 
+const char* LayerLabel(v1::Layer l) {
+  switch (l) {
+    case v1::CORE: return "core";
+    case v1::PROFILE: return "profile";
+    case v1::INTERACTION: return "interaction";
+    case v1::INSIGHT: return "insight";
+    default: return "?";
+  }
+}
+
+void PrintRecord(const v1::DerivedRecord& r) {
+  std::printf("%-14s %-11s %-12s %-12s %-11s %s%s\n", r.record_id().c_str(), LayerLabel(r.layer()),
+              r.owner().c_str(), r.source().c_str(), r.utype().c_str(), r.content().c_str(),
+              r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
+}
+
 int CmdQuery(client::Client* c, const Args& args) {
   if (!args.Has("channel")) return Usage("query: --channel is required");
   std::string question;
@@ -284,13 +302,30 @@ int CmdQuery(client::Client* c, const Args& args) {
   req.set_start_ms(*since);
   req.set_end_ms(*until);
   req.mutable_budgets()->set_s1_top_k(*top_k);
-  auto resp = c->Query(req);
+  auto s2k = UintFlag(args, "s2-k", 0);
+  if (!s2k.ok()) return Fail(s2k.status());
+  req.mutable_budgets()->set_s2_k(*s2k);
+  if (args.Has("history")) req.set_tense(v1::FULL);
+  std::string mode = args.Get("mode", "pipeline");
+  if (mode == "bm25") req.set_mode(v1::BM25_ONLY);
+  else if (mode == "dense") req.set_mode(v1::DENSE_ONLY);
+  else if (mode != "pipeline") return Usage("query: --mode is pipeline, bm25 or dense");
+  auto resp = args.Has("no-answer") ? c->Retrieve(req) : c->Query(req);
   if (!resp.ok()) return Fail(resp.status());
   if (args.Has("json")) {
     PrintJson(*resp);
     return 0;
   }
   std::printf("Q: %s\nA: %s\n", question.c_str(), resp->answer().c_str());
+  {
+    const auto& p = resp->projection();
+    std::string rows;
+    for (const auto& r : p.rows()) rows += (rows.empty() ? "" : ", ") + r;
+    std::printf("   rows: %s | issue: %s | %s%s\n", rows.c_str(), p.issue().c_str(),
+                p.tense() == v1::FULL ? "full history" : "current state",
+                p.source().empty() ? ""
+                                   : (" | " + p.source() + "'s view of " + p.owner()).c_str());
+  }
   if (resp->evidence_size() > 0) {
     std::printf("\n  %-3s %-7s %-16s %-12s %-10s %s\n", "#", "score", "time", "speaker", "id",
                 "text");
@@ -302,6 +337,27 @@ int CmdQuery(client::Client* c, const Args& args) {
       std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s\n", ++i, e.score(),
                   ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(),
                   m.message_id().c_str(), text.c_str());
+    }
+  }
+  bool any_row = false;
+  for (const auto& row : resp->rows()) {
+    if (!any_row) std::printf("\n  System 2 rows:\n");
+    any_row = true;
+    if (row.empty()) {
+      std::printf("  %-10s (none)\n", row.row().c_str());
+      continue;
+    }
+    for (const auto& r : row.records()) {
+      std::printf("  %-10s %-11s from %-10s %s  %s%s\n", row.row().c_str(), LayerLabel(r.layer()),
+                  r.source().c_str(), ShortTime(r.valid_at_ms()).c_str(), r.content().c_str(),
+                  r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
+    }
+    for (const auto& r : row.sourced()) {
+      std::printf("  %-10s said about %s: %s\n", row.row().c_str(), r.owner().c_str(),
+                  r.content().c_str());
+    }
+    if (row.records_size() == 0 && row.has_fallback()) {
+      std::printf("  %-10s (no record; said) %s\n", row.row().c_str(), row.fallback().text().c_str());
     }
   }
   if (args.Has("trace")) {
@@ -394,22 +450,6 @@ int CmdChannels(client::Client* c, const Args& args) {
     req.set_page_token(resp->next_page_token());
   } while (!req.page_token().empty());
   return 0;
-}
-
-const char* LayerLabel(v1::Layer l) {
-  switch (l) {
-    case v1::CORE: return "core";
-    case v1::PROFILE: return "profile";
-    case v1::INTERACTION: return "interaction";
-    case v1::INSIGHT: return "insight";
-    default: return "?";
-  }
-}
-
-void PrintRecord(const v1::DerivedRecord& r) {
-  std::printf("%-14s %-11s %-12s %-12s %-11s %s%s\n", r.record_id().c_str(), LayerLabel(r.layer()),
-              r.owner().c_str(), r.source().c_str(), r.utype().c_str(), r.content().c_str(),
-              r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
 }
 
 int CmdFlush(client::Client* c, const Args& args) {

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
@@ -148,7 +149,9 @@ class OfflineProject final : public ProjectStage {
     }
     if (all) p.rows.insert(p.rows.begin(), kRowAll);
     if (group) p.rows.push_back(kRowGroup);
-    if (p.rows.empty()) p.rows.push_back(kRowAll);
+    // A question naming no one is about everyone and about the group's
+    // shared state ("Where is the offsite now?").
+    if (p.rows.empty()) p.rows = {kRowAll, kRowGroup};
     p.issue = Issue(toks, mentions, in.question);
     if (call != nullptr) call->note = "offline roster/keyword rules";
     return p;
@@ -384,14 +387,24 @@ class OfflineAnswer final : public AnswerStage {
       const EvidenceItem& e = in.evidence[i];
       // Who said it counts: "What does Bob like?" is answered by Bob's words.
       double s = LexicalScore(StemmedTokens(absl::StrCat(e.speaker, " ", e.text)), weights);
-      // Never let a group conclusion stand in for a person's own stance.
+      // Never let a group conclusion stand in for a person's own stance;
+      // for a question about the group's state, its records come first.
       if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
+      if (group_question && !person_question && e.owner == kRowGroup) s *= 1.3;
+      // A question rarely answers a question.
+      std::string trimmed(absl::StripAsciiWhitespace(e.text));
+      if (!trimmed.empty() && trimmed.back() == '?') s *= 0.6;
       if (person_question &&
           (InRows(in.projection, e.speaker_id) || InRows(in.projection, e.owner))) {
         s *= 1.25;
       }
       // Retrieval's ranking breaks near-ties, never creates an answer alone.
-      if (s > 0 && max_score > 0) s += 0.5 * e.score / max_score;
+      // A derived record competes as the best recalled message would; for
+      // the current state (head) it is preferred, being the latest word.
+      if (s > 0 && max_score > 0) {
+        s += 0.5 * (e.layer.empty() ? e.score / max_score : 1.0);
+        if (!e.layer.empty() && in.projection.tense == Tense::kHead) s *= 1.1;
+      }
       if (s > best) {
         best = s;
         best_i = static_cast<int>(i);

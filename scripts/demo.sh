@@ -37,6 +37,12 @@ echo "== ingest examples/team_chat.jsonl"
 echo
 echo "== roster of team-offsite"
 "$cli" roster --channel team-offsite
+echo
+echo "== System 2: let the Writer (offline, rule-based) derive the records, then list them"
+"$cli" flush --channel team-offsite --wait
+"$cli" records --channel team-offsite
+echo
+echo "== questions: answer, System 1 evidence, System 2 rows"
 for q in "Where is the offsite now?" \
          "What does Dana need from the venue?" \
          "Who does not want to fly?" \
@@ -45,10 +51,6 @@ for q in "Where is the offsite now?" \
   echo
   "$cli" query --channel team-offsite --top-k 3 "$q"
 done
-echo
-echo "== System 2: let the Writer (offline, rule-based) derive the records, then list them"
-"$cli" flush --channel team-offsite --wait
-"$cli" records --channel team-offsite
 head_id=$("$cli" records --channel team-offsite --json | grep '"supersedes"' | head -n 1 |
   sed 's/.*"record_id":"\([^"]*\)".*/\1/')
 if [ -n "$head_id" ]; then

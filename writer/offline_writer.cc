@@ -323,7 +323,11 @@ class OfflineWriter final : public WriterModel {
         // The same matter again within this segment: a revision replaces the
         // earlier statement, anything else adds to it.
         WriterAction& earlier = (*actions)[best->action];
-        if (cue || earlier.content.size() + a.content.size() > 400) {
+        static const absl::flat_hash_set<std::string> kRevision = {
+            "instead", "changed", "switched", "cancelled", "canceled", "anymore", "longer",
+            "revised", "updated", "update", "moves", "moved"};
+        bool revision = HasAny(Tokenize(a.content), kRevision);
+        if (revision || earlier.content.size() + a.content.size() > 400) {
           earlier.content = a.content;
         } else {
           earlier.content = absl::StrCat(earlier.content, "; ", a.content);

@@ -119,10 +119,10 @@ TEST_CASE("offline Writer: a revision of a head is an UPDATE, a restatement noth
 TEST_CASE("offline Writer: one matter within a segment is one record", "[writer]") {
   // A revision replaces the earlier statement...
   auto a = Write({Msg("bob", "I prefer the beach for the offsite"),
-                  Msg("bob", "Actually I prefer the mountains for the offsite now")});
+                  Msg("bob", "I prefer the mountains instead for the offsite now")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].type == Type::kAdd);
-  CHECK(a[0].content == "Actually Bob prefers the mountains for the offsite now");
+  CHECK(a[0].content == "Bob prefers the mountains instead for the offsite now");
   // ...more on the same matter is added to it.
   auto b = Write({Msg("bob", "I prefer the beach for the offsite"),
                   Msg("bob", "I prefer the beach because of the surf at the offsite")});
