@@ -182,6 +182,30 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
+    const storage::ChannelRef& ch) {
+  SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = snapshots_.find(ch);
+    if (it != snapshots_.end() && it->second->next_record == state.next_record) return it->second;
+  }
+  auto snap = std::make_shared<RecordSnapshot>();
+  snap->next_record = state.next_record;
+  storage::RecordQuery q;
+  q.include_superseded = true;
+  q.limit = UINT32_MAX;
+  SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
+  snap->tokens.reserve(snap->records.size());
+  for (size_t i = 0; i < snap->records.size(); ++i) {
+    snap->tokens.push_back(StemmedTokens(snap->records[i].content));
+    snap->by_id[snap->records[i].record_id] = i;
+  }
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  snapshots_[ch] = snap;
+  return std::shared_ptr<const RecordSnapshot>(snap);
+}
+
 absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
                                       const std::vector<RosterMember>& roster,
                                       PipelineResult* out) {
@@ -201,12 +225,8 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       add_row(r);
     }
   }
-  storage::RecordQuery q;
-  q.include_superseded = true;
-  q.limit = UINT32_MAX;
-  SM_ASSIGN_OR_RETURN(std::vector<storage::Record> records, store_->ListRecords(req.channel, q));
-  std::map<std::string, const storage::Record*> by_id;
-  for (const auto& r : records) by_id[r.record_id] = &r;
+  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel));
+  const std::vector<storage::Record>& records = snap->records;
   SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
                       stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
   std::vector<std::string> issue_tokens = StemmedTokens(p.issue + " " + req.question);
@@ -217,7 +237,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   auto score = [&](const storage::Record& r) -> absl::StatusOr<double> {
     SM_ASSIGN_OR_RETURN(std::vector<float> v, RecordVector(req.channel, r, &call));
     double lex = 0;
-    std::vector<std::string> toks = StemmedTokens(r.content);
+    const std::vector<std::string>& toks = snap->tokens[snap->by_id.at(r.record_id)];
     std::set<std::string> seen;
     for (const auto& tkn : toks) {
       if (issue_set.count(tkn) && seen.insert(tkn).second) lex += 1;
@@ -256,9 +276,9 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
         // The whole chain, oldest first, ending at the head.
         std::vector<const storage::Record*> chain = {head};
         while (!chain.front()->supersedes.empty() && chain.size() < 1000) {
-          auto it = by_id.find(chain.front()->supersedes.front());
-          if (it == by_id.end()) break;
-          chain.insert(chain.begin(), it->second);
+          auto it = snap->by_id.find(chain.front()->supersedes.front());
+          if (it == snap->by_id.end()) break;
+          chain.insert(chain.begin(), &records[it->second]);
         }
         for (const auto* c : chain) {
           s2.records.push_back(*c);
@@ -274,14 +294,13 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     }
     if (s2.records.empty() && row != kRowGroup) {
       // The person's best verbatim message on the issue.
-      for (const auto& h : lexical_->Search(req.channel, req.question + " " + p.issue, 200,
-                                            req.start_ms, req.end_ms)) {
+      const std::vector<std::string> who = {row};
+      std::vector<ScoredSeq> best = lexical_->Search(req.channel, req.question + " " + p.issue, 1,
+                                                     req.start_ms, req.end_ms, &who);
+      if (!best.empty()) {
         SM_ASSIGN_OR_RETURN(std::vector<storage::Message> m,
-                            store_->GetMessagesBySeq(req.channel, {h.seq}));
-        if (!m.empty() && m.front().speaker_id == row) {
-          s2.fallback = m.front();
-          break;
-        }
+                            store_->GetMessagesBySeq(req.channel, {best.front().seq}));
+        if (!m.empty()) s2.fallback = m.front();
       }
     }
     s2.empty = s2.records.empty() && s2.sourced.empty() && !s2.fallback.has_value();

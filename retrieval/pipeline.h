@@ -94,6 +94,16 @@ class QueryPipeline {
   absl::StatusOr<std::vector<float>> RecordVector(const storage::ChannelRef& ch,
                                                   const storage::Record& r, StageCall* call);
 
+  // A channel's records with their stemmed tokens, valid while the
+  // channel's record counter is unchanged (every write of records bumps it).
+  struct RecordSnapshot {
+    uint64_t next_record = 0;
+    std::vector<storage::Record> records;
+    std::vector<std::vector<std::string>> tokens;
+    std::map<std::string, size_t> by_id;
+  };
+  absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch);
+
   storage::Store* const store_;
   const LexicalIndex* const lexical_;
   const VectorIndex* const vectors_;
@@ -101,6 +111,7 @@ class QueryPipeline {
 
   std::mutex cache_mu_;
   std::map<std::pair<storage::ChannelRef, std::string>, std::vector<float>> record_vectors_;
+  std::map<storage::ChannelRef, std::shared_ptr<const RecordSnapshot>> snapshots_;
 };
 
 // "r000000000042" -> 42 (the record's number); 0 when not of that form.
