@@ -72,25 +72,6 @@ void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
   record_vectors_[{channel, record_id}] = std::move(v);
 }
 
-absl::StatusOr<std::vector<float>> QueryPipeline::RecordVector(const storage::ChannelRef& ch,
-                                                               const storage::Record& r,
-                                                               StageCall* call) {
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = record_vectors_.find({ch, r.record_id});
-    if (it != record_vectors_.end()) return it->second;
-  }
-  // Records are immutable: embed once, keep in the store and in memory.
-  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> v, stages_->embed->Embed({r.content}, call));
-  uint64_t n = RecordNumber(r.record_id);
-  if (n != 0) {
-    absl::Status s = store_->PutVectors(ch, storage::Store::VectorKind::kRecord, {n}, v);
-    (void)s;  // a failed write only costs a re-embedding later
-  }
-  AddRecordVector(ch, r.record_id, v.front());
-  return v.front();
-}
-
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
     const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_names,
     double selectivity, PipelineResult* out) {
@@ -183,7 +164,7 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
 }
 
 absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
-    const storage::ChannelRef& ch) {
+    const storage::ChannelRef& ch, StageCall* call) {
   SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
@@ -196,10 +177,50 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   q.include_superseded = true;
   q.limit = UINT32_MAX;
   SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
-  snap->tokens.reserve(snap->records.size());
-  for (size_t i = 0; i < snap->records.size(); ++i) {
-    snap->tokens.push_back(StemmedTokens(snap->records[i].content));
-    snap->by_id[snap->records[i].record_id] = i;
+  const size_t n = snap->records.size();
+  snap->tokens.reserve(n);
+  snap->vectors.resize(n);
+  std::vector<size_t> missing;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    for (size_t i = 0; i < n; ++i) {
+      auto it = record_vectors_.find({ch, snap->records[i].record_id});
+      if (it != record_vectors_.end()) {
+        snap->vectors[i] = it->second;
+      } else {
+        missing.push_back(i);
+      }
+    }
+  }
+  // Embed the records not seen before in batches; keep them in the store.
+  for (size_t off = 0; off < missing.size(); off += 256) {
+    std::vector<std::string> texts;
+    std::vector<uint64_t> ids;
+    size_t end = std::min(missing.size(), off + 256);
+    for (size_t j = off; j < end; ++j) {
+      texts.push_back(snap->records[missing[j]].content);
+      ids.push_back(RecordNumber(snap->records[missing[j]].record_id));
+    }
+    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> v, stages_->embed->Embed(texts, call));
+    (void)store_->PutVectors(ch, storage::Store::VectorKind::kRecord, ids, v);
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    for (size_t j = off; j < end; ++j) {
+      snap->vectors[missing[j]] = v[j - off];
+      record_vectors_[{ch, snap->records[missing[j]].record_id}] = v[j - off];
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const storage::Record& r = snap->records[i];
+    snap->tokens.push_back(StemmedTokens(r.content));
+    snap->by_id[r.record_id] = i;
+    if (r.active()) {
+      snap->heads_by_owner[r.owner].push_back(i);
+      snap->heads_by_source[r.source].push_back(i);
+      std::set<std::string> uniq(snap->tokens.back().begin(), snap->tokens.back().end());
+      for (const auto& tkn : uniq) {
+        if (!IsStopword(tkn)) snap->postings[tkn].push_back(i);
+      }
+    }
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   snapshots_[ch] = snap;
@@ -225,7 +246,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       add_row(r);
     }
   }
-  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel));
+  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call));
   const std::vector<storage::Record>& records = snap->records;
   SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
                       stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
@@ -234,35 +255,62 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   for (auto& tkn : issue_tokens) {
     if (!IsStopword(tkn)) issue_set.insert(tkn);
   }
-  auto score = [&](const storage::Record& r) -> absl::StatusOr<double> {
-    SM_ASSIGN_OR_RETURN(std::vector<float> v, RecordVector(req.channel, r, &call));
+  // Similarity of a record to the issue: half dense, half lexical overlap.
+  auto score = [&](size_t i) {
     double lex = 0;
-    const std::vector<std::string>& toks = snap->tokens[snap->by_id.at(r.record_id)];
     std::set<std::string> seen;
-    for (const auto& tkn : toks) {
+    for (const auto& tkn : snap->tokens[i]) {
       if (issue_set.count(tkn) && seen.insert(tkn).second) lex += 1;
     }
     lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
-    return 0.5 * Dot(v, issue_v.front()) + 0.5 * lex;
+    return 0.5 * Dot(snap->vectors[i], issue_v.front()) + 0.5 * lex;
+  };
+  static const std::vector<size_t> kNone;
+  auto bucket = [&](const std::map<std::string, std::vector<size_t>>& m, const std::string& key)
+      -> const std::vector<size_t>& {
+    auto it = m.find(key);
+    return it == m.end() ? kNone : it->second;
+  };
+  // Candidates: heads sharing a word with the issue, plus each bucket's most
+  // recent heads (so a purely semantic match among recent state still
+  // counts); scoring stays proportional to those, not to the channel.
+  constexpr size_t kRecentPerBucket = 64;
+  std::set<size_t> lexical_hits;
+  for (const auto& tkn : issue_set) {
+    auto it = snap->postings.find(tkn);
+    if (it != snap->postings.end()) lexical_hits.insert(it->second.begin(), it->second.end());
+  }
+  auto candidates = [&](const std::vector<size_t>& bucket_ids) {
+    std::vector<size_t> c;
+    size_t from = bucket_ids.size() > kRecentPerBucket ? bucket_ids.size() - kRecentPerBucket : 0;
+    for (size_t j = from; j < bucket_ids.size(); ++j) c.push_back(bucket_ids[j]);
+    if (from > 0) {
+      for (size_t j = 0; j < from; ++j) {
+        if (lexical_hits.count(bucket_ids[j])) c.push_back(bucket_ids[j]);
+      }
+    }
+    return c;
   };
   for (const auto& row : rows) {
     S2Row s2;
     s2.row = row;
     std::vector<std::pair<double, const storage::Record*>> owned, sourced;
-    for (const auto& r : records) {
-      if (!r.active()) continue;
+    // "A's view of B": only A's records about B in B's row.
+    const bool constrained = !p.source.empty() && row == p.owner;
+    for (size_t i : candidates(bucket(snap->heads_by_owner, row))) {
+      const storage::Record& r = records[i];
       if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
-      // "A's view of B": only A's records about B in B's row.
-      bool constrained = !p.source.empty() && row == p.owner;
-      if (r.owner == row && (!constrained || r.source == p.source)) {
-        SM_ASSIGN_OR_RETURN(double sc, score(r));
-        owned.emplace_back(sc, &r);
-      } else if (row != kRowGroup && r.source == row && r.owner != row &&
-                 r.owner != kRowGroup) {
-        // Source-k: what this person said about someone else (group
-        // records have their own row).
-        SM_ASSIGN_OR_RETURN(double sc, score(r));
-        sourced.emplace_back(sc, &r);
+      if (constrained && r.source != p.source) continue;
+      owned.emplace_back(score(i), &r);
+    }
+    if (row != kRowGroup) {
+      // Source-k: what this person said about someone else (group records
+      // have their own row).
+      for (size_t i : candidates(bucket(snap->heads_by_source, row))) {
+        const storage::Record& r = records[i];
+        if (r.owner == row || r.owner == kRowGroup) continue;
+        if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
+        sourced.emplace_back(score(i), &r);
       }
     }
     auto by_score = [](const auto& a, const auto& b) {

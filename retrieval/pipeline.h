@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -91,18 +92,22 @@ class QueryPipeline {
                       std::vector<storage::Message>* pool, std::vector<size_t>* order);
   absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
                          PipelineResult* out);
-  absl::StatusOr<std::vector<float>> RecordVector(const storage::ChannelRef& ch,
-                                                  const storage::Record& r, StageCall* call);
 
   // A channel's records with their stemmed tokens, valid while the
   // channel's record counter is unchanged (every write of records bumps it).
   struct RecordSnapshot {
     uint64_t next_record = 0;
     std::vector<storage::Record> records;
-    std::vector<std::vector<std::string>> tokens;
+    std::vector<std::vector<std::string>> tokens;  // stemmed, per record
+    std::vector<std::vector<float>> vectors;       // per record
     std::map<std::string, size_t> by_id;
+    std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
+    std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
+    // Stemmed token -> active heads containing it (for candidate selection).
+    std::unordered_map<std::string, std::vector<size_t>> postings;
   };
-  absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch);
+  absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch,
+                                                                StageCall* call);
 
   storage::Store* const store_;
   const LexicalIndex* const lexical_;

@@ -7,7 +7,10 @@
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/IDSelector.h>
 
+#include <omp.h>
+
 #include <algorithm>
+#include <mutex>
 #include <shared_mutex>
 #include <unordered_set>
 
@@ -72,7 +75,13 @@ class VectorShard::Impl {
 };
 
 VectorShard::VectorShard(size_t dimension, const VectorIndexOptions& options)
-    : dim_(dimension), impl_(std::make_unique<Impl>(dimension, options)) {}
+    : dim_(dimension), impl_(std::make_unique<Impl>(dimension, options)) {
+  // One query is one thread: the server parallelises across requests, and
+  // OpenMP teams inside a single-vector search only add overhead and
+  // contention on small machines.
+  static std::once_flag once;
+  std::call_once(once, [] { omp_set_num_threads(1); });
+}
 
 VectorShard::~VectorShard() = default;
 

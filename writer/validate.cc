@@ -51,10 +51,23 @@ std::string NormalizeContent(const std::string& content) {
 ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
                                  const ValidationContext& ctx) {
   ValidationReport rep;
-  // Current contents per (owner, layer), for duplicates against the state.
+  const auto& heads = ctx.heads();
+  // Current contents of the (owner, layer) pairs the ADDs touch, for
+  // duplicates against the state (normalising only those heads).
+  std::set<std::pair<std::string, std::string>> touched;
+  for (const auto& a : actions) {
+    if (a.type == WriterAction::Type::kAdd) {
+      std::string layer = NormalizeLayer(a.layer);
+      std::string owner = IsGroupLayer(layer) ? std::string(kGroupOwner)
+                                              : ResolveMember(a.owner, ctx.roster);
+      touched.emplace(owner, layer);
+    }
+  }
   std::set<std::tuple<std::string, std::string, std::string>> state;
-  for (const auto& [id, r] : ctx.records) {
-    if (r.active()) state.emplace(r.owner, r.layer, NormalizeContent(r.content));
+  for (const auto& [id, r] : heads) {
+    if (r.active() && touched.count({r.owner, r.layer})) {
+      state.emplace(r.owner, r.layer, NormalizeContent(r.content));
+    }
   }
   std::set<std::tuple<std::string, std::string, std::string>> batch;
   std::set<std::string> updated;
@@ -86,12 +99,14 @@ ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
     WriterAction out = a;
     out.content = content;
     if (a.type == WriterAction::Type::kUpdate) {
-      auto it = ctx.records.find(a.entry_id);
-      if (it == ctx.records.end()) {
+      auto it = heads.find(a.entry_id);
+      std::optional<storage::Record> found;
+      if (it == heads.end() && ctx.lookup) found = ctx.lookup(a.entry_id);
+      if (it == heads.end() && !found) {
         reject("missing_entry");
         continue;
       }
-      const storage::Record& head = it->second;
+      const storage::Record& head = it != heads.end() ? it->second : *found;
       if (!head.active() || updated.count(head.record_id)) {
         reject("entry_not_active");
         continue;

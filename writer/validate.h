@@ -5,7 +5,9 @@
 #ifndef SPEAKERMEM_WRITER_VALIDATE_H_
 #define SPEAKERMEM_WRITER_VALIDATE_H_
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,18 @@ inline constexpr size_t kMaxContentBytes = 2000;
 
 struct ValidationContext {
   std::vector<WriterRosterMember> roster;
-  // Every record of the channel by id (active and superseded).
+  // The channel's current heads by id (superseded records may be present
+  // too; they are treated as not active).
   std::map<std::string, storage::Record> records;
+  // When set, used instead of `records` (lets the Writer share its cache
+  // without a copy per segment).
+  const std::map<std::string, storage::Record>* records_ref = nullptr;
+  const std::map<std::string, storage::Record>& heads() const {
+    return records_ref != nullptr ? *records_ref : records;
+  }
+  // Optional: finds a record missing from `records` (to tell an UPDATE of a
+  // superseded record from one of an unknown id).
+  std::function<std::optional<storage::Record>(const std::string&)> lookup;
   size_t max_actions = 8;
 };
 

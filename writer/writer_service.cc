@@ -93,6 +93,29 @@ class WriterMetrics {
   prometheus::Gauge* parked_ = nullptr;
 };
 
+// A channel's current heads, kept in step with the Writer's own applies so a
+// segment does not re-read every record of the channel. Reloaded when the
+// record counter moved by other hands (corrections, re-derivation).
+struct HeadCache {
+  uint64_t next_record = 0;
+  std::map<std::string, storage::Record> heads;
+  // Stemmed content words of each head, computed once.
+  std::map<std::string, std::vector<std::string>> tokens;
+
+  void Put(const storage::Record& r) {
+    heads[r.record_id] = r;
+    std::vector<std::string> t;
+    for (auto& tok : retrieval::StemmedTokens(r.content)) {
+      if (!retrieval::IsStopword(tok)) t.push_back(std::move(tok));
+    }
+    tokens[r.record_id] = std::move(t);
+  }
+  void Erase(const std::string& id) {
+    heads.erase(id);
+    tokens.erase(id);
+  }
+};
+
 struct ChannelWork {
   bool queued = false;
   bool running = false;
@@ -148,7 +171,9 @@ class WriterServiceImpl final : public WriterService {
   absl::StatusOr<ValidationReport> Derive(storage::Store* store, const ChannelRef& ch,
                                           const Segment& seg, ValidationContext* ctx,
                                           uint32_t* attempts);
-  std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg) const;
+  std::vector<WriterHead> BoundHeads(
+      const ValidationContext& ctx, const Segment& seg,
+      const std::map<std::string, std::vector<std::string>>* head_tokens) const;
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -166,6 +191,8 @@ class WriterServiceImpl final : public WriterService {
   std::condition_variable done_cv_;  // a cursor moved
   std::condition_variable stop_cv_;  // stopping_ (the sweeper's and backoff sleeps)
   std::map<ChannelRef, ChannelWork> channels_;  // guarded by mu_
+  std::mutex heads_mu_;
+  std::map<std::pair<storage::Store*, ChannelRef>, HeadCache> heads_;  // guarded by heads_mu_
   std::deque<ChannelRef> queue_;                // guarded by mu_
   bool started_ = false;                        // guarded by mu_
   bool stopping_ = false;                       // guarded by mu_
@@ -373,8 +400,9 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
   if (!stopping()) RetryParked(ch);
 }
 
-std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& ctx,
-                                                      const Segment& seg) const {
+std::vector<WriterHead> WriterServiceImpl::BoundHeads(
+    const ValidationContext& ctx, const Segment& seg,
+    const std::map<std::string, std::vector<std::string>>* head_tokens) const {
   std::set<std::string> speakers;
   std::string text;
   for (const auto& m : seg.messages) {
@@ -389,12 +417,21 @@ std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& c
     const storage::Record* r;
   };
   std::vector<Ranked> ranked;
-  for (const auto& [id, r] : ctx.records) {
+  for (const auto& [id, r] : ctx.heads()) {
     if (!r.active()) continue;
     double overlap = 0;
-    std::vector<std::string> toks = retrieval::StemmedTokens(r.content);
-    for (const auto& t : toks) overlap += seg_set.count(t) && !retrieval::IsStopword(t);
-    double sim = toks.empty() ? 0 : overlap / static_cast<double>(toks.size());
+    std::vector<std::string> computed;
+    const std::vector<std::string>* toks = nullptr;
+    if (head_tokens != nullptr) {
+      auto it = head_tokens->find(id);
+      if (it != head_tokens->end()) toks = &it->second;
+    }
+    if (toks == nullptr) {
+      computed = retrieval::StemmedTokens(r.content);
+      toks = &computed;
+    }
+    for (const auto& t : *toks) overlap += seg_set.count(t) && !retrieval::IsStopword(t);
+    double sim = toks->empty() ? 0 : overlap / static_cast<double>(toks->size());
     int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
     ranked.push_back(Ranked{tier, sim, &r});
   }
@@ -425,17 +462,37 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
   absl::StatusOr<std::vector<storage::RosterEntry>> roster = store->GetRoster(ch);
   if (!roster.ok()) return roster.status();
   for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
-  storage::RecordQuery q;
-  q.include_superseded = true;
-  q.limit = UINT32_MAX;
-  absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(ch, q);
-  if (!records.ok()) return records.status();
-  for (auto& r : *records) ctx->records.emplace(r.record_id, std::move(r));
+  absl::StatusOr<storage::WriterState> state = store->GetWriterState(ch);
+  if (!state.ok()) return state.status();
+  const std::map<std::string, std::vector<std::string>>* head_tokens = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(heads_mu_);
+    HeadCache& cache = heads_[{store, ch}];
+    if (cache.next_record != state->next_record) {
+      storage::RecordQuery q;
+      q.limit = UINT32_MAX;  // heads only
+      absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(ch, q);
+      if (!records.ok()) return records.status();
+      cache.heads.clear();
+      cache.tokens.clear();
+      for (const auto& r : *records) cache.Put(r);
+      cache.next_record = state->next_record;
+    }
+    // One segment per channel is in flight, so the cache entry is not
+    // changed under the segment; std::map nodes do not move.
+    ctx->records_ref = &cache.heads;
+    head_tokens = &cache.tokens;
+  }
+  ctx->lookup = [store, ch](const std::string& id) -> std::optional<storage::Record> {
+    absl::StatusOr<storage::Record> r = store->GetRecord(ch, id);
+    if (!r.ok()) return std::nullopt;
+    return *r;
+  };
   ctx->max_actions = std::max<size_t>(8, 2 * seg.messages.size());
 
   WriterInput in;
   in.roster = ctx->roster;
-  in.heads = BoundHeads(*ctx, seg);
+  in.heads = BoundHeads(*ctx, seg, head_tokens);
   in.max_actions = ctx->max_actions;
   for (const auto& m : seg.messages) {
     in.messages.push_back(
@@ -495,6 +552,15 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
   }
   absl::Status s = store->ApplySegment(ch, apply);
   if (absl::IsAborted(s)) return true;  // applied already: re-read and go on
+  if (s.ok()) {
+    std::lock_guard<std::mutex> lock(heads_mu_);
+    HeadCache& cache = heads_[{store, ch}];
+    if (cache.next_record == state.next_record) {
+      for (const auto& [old_id, new_id] : apply.superseded) cache.Erase(old_id);
+      for (const auto& r : apply.new_records) cache.Put(r);
+      cache.next_record = std::max(apply.next_record, state.next_record);
+    }
+  }
   if (!s.ok()) {
     LOG_ERROR("writer apply failed").Str("channel", ch.channel).Str("error", s.message());
     return false;
@@ -668,6 +734,10 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::RederiveIn(
   absl::Status s = (*scratch)->SetFlushUntil(ch, main_seq.size() - 1);
   if (!s.ok()) return s;
   absl::StatusOr<storage::WriterState> derived = DeriveInto(scratch->get(), ch, deadline);
+  {
+    std::lock_guard<std::mutex> lock(heads_mu_);
+    heads_.erase({scratch->get(), ch});  // the scratch store goes away
+  }
   if (!derived.ok()) return derived.status();
 
   storage::RecordQuery all;
