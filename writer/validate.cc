@@ -63,12 +63,15 @@ ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
       touched.emplace(owner, layer);
     }
   }
-  std::set<std::tuple<std::string, std::string, std::string>> state;
-  for (const auto& [id, r] : heads) {
-    if (r.active() && touched.count({r.owner, r.layer})) {
-      state.emplace(r.owner, r.layer, NormalizeContent(r.content));
+  std::set<std::tuple<std::string, std::string, std::string>> own_state;
+  if (ctx.state_keys == nullptr) {
+    for (const auto& [id, r] : heads) {
+      if (r.active() && touched.count({r.owner, r.layer})) {
+        own_state.emplace(r.owner, r.layer, NormalizeContent(r.content));
+      }
     }
   }
+  const auto& state = ctx.state_keys != nullptr ? *ctx.state_keys : own_state;
   std::set<std::tuple<std::string, std::string, std::string>> batch;
   std::set<std::string> updated;
   size_t applied = 0;

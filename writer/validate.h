@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <map>
+#include <set>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +39,9 @@ struct ValidationContext {
   const std::map<std::string, storage::Record>& heads() const {
     return records_ref != nullptr ? *records_ref : records;
   }
+  // When set: (owner, layer, NormalizeContent(content)) of every active head,
+  // kept by the caller (saves normalising every head per segment).
+  const std::set<std::tuple<std::string, std::string, std::string>>* state_keys = nullptr;
   // Optional: finds a record missing from `records` (to tell an UPDATE of a
   // superseded record from one of an unknown id).
   std::function<std::optional<storage::Record>(const std::string&)> lookup;

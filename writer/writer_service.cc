@@ -9,7 +9,9 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -101,16 +103,38 @@ struct HeadCache {
   std::map<std::string, storage::Record> heads;
   // Stemmed content words of each head, computed once.
   std::map<std::string, std::vector<std::string>> tokens;
+  // (owner, layer, normalised content) of the heads, for duplicate checks.
+  std::set<std::tuple<std::string, std::string, std::string>> keys;
+  // Word -> heads using it, and each owner's heads in creation order: the
+  // candidates BoundHeads ranks, so a segment costs what it touches, not
+  // the channel's size.
+  std::unordered_map<std::string, std::set<std::string>> postings;
+  std::map<std::string, std::set<std::string>> by_owner;
 
   void Put(const storage::Record& r) {
     heads[r.record_id] = r;
+    keys.emplace(r.owner, r.layer, NormalizeContent(r.content));
+    by_owner[r.owner].insert(r.record_id);
     std::vector<std::string> t;
     for (auto& tok : retrieval::StemmedTokens(r.content)) {
       if (!retrieval::IsStopword(tok)) t.push_back(std::move(tok));
     }
+    for (const auto& tok : t) postings[tok].insert(r.record_id);
     tokens[r.record_id] = std::move(t);
   }
   void Erase(const std::string& id) {
+    auto it = heads.find(id);
+    if (it != heads.end()) {
+      keys.erase({it->second.owner, it->second.layer, NormalizeContent(it->second.content)});
+      by_owner[it->second.owner].erase(id);
+    }
+    auto t = tokens.find(id);
+    if (t != tokens.end()) {
+      for (const auto& tok : t->second) {
+        auto p = postings.find(tok);
+        if (p != postings.end()) p->second.erase(id);
+      }
+    }
     heads.erase(id);
     tokens.erase(id);
   }
@@ -171,9 +195,8 @@ class WriterServiceImpl final : public WriterService {
   absl::StatusOr<ValidationReport> Derive(storage::Store* store, const ChannelRef& ch,
                                           const Segment& seg, ValidationContext* ctx,
                                           uint32_t* attempts);
-  std::vector<WriterHead> BoundHeads(
-      const ValidationContext& ctx, const Segment& seg,
-      const std::map<std::string, std::vector<std::string>>* head_tokens) const;
+  std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg,
+                                     const HeadCache* cache) const;
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -400,9 +423,9 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
   if (!stopping()) RetryParked(ch);
 }
 
-std::vector<WriterHead> WriterServiceImpl::BoundHeads(
-    const ValidationContext& ctx, const Segment& seg,
-    const std::map<std::string, std::vector<std::string>>* head_tokens) const {
+std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& ctx,
+                                                      const Segment& seg,
+                                                      const HeadCache* cache) const {
   std::set<std::string> speakers;
   std::string text;
   for (const auto& m : seg.messages) {
@@ -410,27 +433,55 @@ std::vector<WriterHead> WriterServiceImpl::BoundHeads(
     absl::StrAppend(&text, m.text, " ");
   }
   std::vector<std::string> seg_tokens = retrieval::StemmedTokens(text);
-  std::set<std::string> seg_set(seg_tokens.begin(), seg_tokens.end());
+  absl::flat_hash_set<std::string> seg_set(seg_tokens.begin(), seg_tokens.end());
+  // Candidates: heads sharing a word with the segment, plus the most recent
+  // heads of its speakers and of GROUP.
+  constexpr size_t kRecent = 32;
+  std::set<std::string> candidates;
+  if (cache != nullptr) {
+    for (const auto& tok : seg_set) {
+      if (retrieval::IsStopword(tok)) continue;
+      auto p = cache->postings.find(tok);
+      if (p != cache->postings.end() && p->second.size() < 2000) {
+        candidates.insert(p->second.begin(), p->second.end());
+      }
+    }
+    std::vector<std::string> owners(speakers.begin(), speakers.end());
+    owners.push_back(kGroupOwner);
+    for (const auto& o : owners) {
+      auto it = cache->by_owner.find(o);
+      if (it == cache->by_owner.end()) continue;
+      size_t n = 0;
+      for (auto r = it->second.rbegin(); r != it->second.rend() && n < kRecent; ++r, ++n) {
+        candidates.insert(*r);
+      }
+    }
+  } else {
+    for (const auto& [id, r] : ctx.heads()) candidates.insert(id);
+  }
   struct Ranked {
     int tier;  // 0: a segment speaker's or GROUP's; 1: others
     double sim;
     const storage::Record* r;
   };
   std::vector<Ranked> ranked;
-  for (const auto& [id, r] : ctx.heads()) {
-    if (!r.active()) continue;
-    double overlap = 0;
+  const auto& heads = ctx.heads();
+  for (const auto& id : candidates) {
+    auto h = heads.find(id);
+    if (h == heads.end() || !h->second.active()) continue;
+    const storage::Record& r = h->second;
     std::vector<std::string> computed;
     const std::vector<std::string>* toks = nullptr;
-    if (head_tokens != nullptr) {
-      auto it = head_tokens->find(id);
-      if (it != head_tokens->end()) toks = &it->second;
+    if (cache != nullptr) {
+      auto it = cache->tokens.find(id);
+      if (it != cache->tokens.end()) toks = &it->second;
     }
     if (toks == nullptr) {
       computed = retrieval::StemmedTokens(r.content);
       toks = &computed;
     }
-    for (const auto& t : *toks) overlap += seg_set.count(t) && !retrieval::IsStopword(t);
+    double overlap = 0;
+    for (const auto& t : *toks) overlap += seg_set.contains(t);
     double sim = toks->empty() ? 0 : overlap / static_cast<double>(toks->size());
     int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
     ranked.push_back(Ranked{tier, sim, &r});
@@ -464,7 +515,7 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
   for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
   absl::StatusOr<storage::WriterState> state = store->GetWriterState(ch);
   if (!state.ok()) return state.status();
-  const std::map<std::string, std::vector<std::string>>* head_tokens = nullptr;
+  const HeadCache* head_cache = nullptr;
   {
     std::lock_guard<std::mutex> lock(heads_mu_);
     HeadCache& cache = heads_[{store, ch}];
@@ -473,15 +524,15 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
       q.limit = UINT32_MAX;  // heads only
       absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(ch, q);
       if (!records.ok()) return records.status();
-      cache.heads.clear();
-      cache.tokens.clear();
+      cache = HeadCache();
       for (const auto& r : *records) cache.Put(r);
       cache.next_record = state->next_record;
     }
     // One segment per channel is in flight, so the cache entry is not
     // changed under the segment; std::map nodes do not move.
     ctx->records_ref = &cache.heads;
-    head_tokens = &cache.tokens;
+    ctx->state_keys = &cache.keys;
+    head_cache = &cache;
   }
   ctx->lookup = [store, ch](const std::string& id) -> std::optional<storage::Record> {
     absl::StatusOr<storage::Record> r = store->GetRecord(ch, id);
@@ -492,7 +543,7 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
 
   WriterInput in;
   in.roster = ctx->roster;
-  in.heads = BoundHeads(*ctx, seg, head_tokens);
+  in.heads = BoundHeads(*ctx, seg, head_cache);
   in.max_actions = ctx->max_actions;
   for (const auto& m : seg.messages) {
     in.messages.push_back(
