@@ -172,11 +172,14 @@ int Run(const Options& opt) {
   storage::ChannelRef big{storage::kDefaultTenant, "big"};
   auto t0 = std::chrono::steady_clock::now();
   Ingest(mem->get(), big, Messages(&corpus, opt.messages, 0));
+  double t_ingest = SecondsSince(t0);
   (*mem)->WaitForEmbeddings(std::chrono::minutes(30));
+  double t_embed = SecondsSince(t0);
   uint64_t newest = 0;
   (void)(*mem)->Flush(big, true, std::chrono::minutes(30), &newest);
-  std::printf("loaded %zu messages in one channel (ingest, embeddings, Writer) in %.1f s\n",
-              opt.messages, SecondsSince(t0));
+  std::printf("loaded %zu messages in one channel in %.1f s (stored after %.1f s, embedded "
+              "after %.1f s, derived by the Writer after %.1f s)\n",
+              opt.messages, SecondsSince(t0), t_ingest, t_embed, SecondsSince(t0));
   {
     BackgroundIngest bg(mem->get());
     Measured m = Measure(mem->get(), &corpus, {big}, opt.queries);

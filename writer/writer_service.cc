@@ -439,12 +439,23 @@ std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& c
   constexpr size_t kRecent = 32;
   std::set<std::string> candidates;
   if (cache != nullptr) {
+    // Rarest words first; words on more than a tenth of the heads say
+    // little about which ones matter, and a few hundred candidates suffice.
+    constexpr size_t kMaxCandidates = 400;
+    std::vector<const std::set<std::string>*> lists;
+    const size_t common = std::max<size_t>(50, cache->heads.size() / 10);
     for (const auto& tok : seg_set) {
       if (retrieval::IsStopword(tok)) continue;
       auto p = cache->postings.find(tok);
-      if (p != cache->postings.end() && p->second.size() < 2000) {
-        candidates.insert(p->second.begin(), p->second.end());
+      if (p != cache->postings.end() && !p->second.empty() && p->second.size() <= common) {
+        lists.push_back(&p->second);
       }
+    }
+    std::sort(lists.begin(), lists.end(),
+              [](const auto* a, const auto* b) { return a->size() < b->size(); });
+    for (const auto* l : lists) {
+      if (candidates.size() >= kMaxCandidates) break;
+      candidates.insert(l->begin(), l->end());
     }
     std::vector<std::string> owners(speakers.begin(), speakers.end());
     owners.push_back(kGroupOwner);
