@@ -152,6 +152,7 @@ class BackgroundIngest {
 
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows while it runs
   std::string dir = std::filesystem::temp_directory_path() / "speakermem-retrieval-bench";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
