@@ -22,10 +22,12 @@
 namespace speakermem::retrieval {
 
 struct VectorIndexOptions {
-  // Shards with more vectors than this switch from exact search to HNSW
-  // (exact search over 20,000 256-d vectors costs ~2-10 ms on 2 cores).
-  // Default: 20000.
-  size_t hnsw_threshold = 20000;
+  // Shards with more vectors than this switch from exact search to HNSW.
+  // Exact search over 100,000 256-d vectors costs a few ms on one core,
+  // while FAISS HNSW inserts here cost ~1-3 ms per vector (20,000 take ~18 s
+  // to build), too slow for the embedder to keep up below this size.
+  // Default: 200000.
+  size_t hnsw_threshold = 200000;
   // HNSW graph degree and search breadth. Defaults: 32, 128.
   int hnsw_m = 32;
   int hnsw_ef_search = 128;
