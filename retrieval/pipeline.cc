@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -275,10 +276,20 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   // recent heads (so a purely semantic match among recent state still
   // counts); scoring stays proportional to those, not to the channel.
   constexpr size_t kRecentPerBucket = 64;
-  std::set<size_t> lexical_hits;
+  // Rarest issue words first, up to a few thousand heads: words on most
+  // heads say little about which ones matter.
+  constexpr size_t kMaxLexicalHits = 2000;
+  std::vector<const std::vector<size_t>*> lists;
   for (const auto& tkn : issue_set) {
     auto it = snap->postings.find(tkn);
-    if (it != snap->postings.end()) lexical_hits.insert(it->second.begin(), it->second.end());
+    if (it != snap->postings.end()) lists.push_back(&it->second);
+  }
+  std::sort(lists.begin(), lists.end(),
+            [](const auto* a, const auto* b) { return a->size() < b->size(); });
+  std::unordered_set<size_t> lexical_hits;
+  for (const auto* l : lists) {
+    if (lexical_hits.size() >= kMaxLexicalHits) break;
+    lexical_hits.insert(l->begin(), l->end());
   }
   auto candidates = [&](const std::vector<size_t>& bucket_ids) {
     std::vector<size_t> c;
