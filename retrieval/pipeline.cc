@@ -164,27 +164,70 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
   return absl::OkStatus();
 }
 
+namespace {
+
+void Unlink(std::vector<size_t>* v, size_t i) {
+  v->erase(std::remove(v->begin(), v->end(), i), v->end());
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
     const storage::ChannelRef& ch, StageCall* call) {
   SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
+  std::shared_ptr<const RecordSnapshot> prev;
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto it = snapshots_.find(ch);
-    if (it != snapshots_.end() && it->second->next_record == state.next_record) return it->second;
+    if (it != snapshots_.end()) prev = it->second;
   }
-  auto snap = std::make_shared<RecordSnapshot>();
+  if (prev != nullptr && prev->next_record == state.next_record) return prev;
+
+  // Records are append-only per channel: when the previous snapshot's last
+  // record is still there unchanged, read only the newer ones and apply
+  // their chain links; otherwise (re-derivation, first use) read all.
+  std::vector<storage::Record> fresh;
+  bool incremental = false;
+  if (prev != nullptr && prev->next_record < state.next_record && !prev->records.empty()) {
+    const storage::Record& last = prev->records.back();
+    absl::StatusOr<storage::Record> now = store_->GetRecord(ch, last.record_id);
+    if (now.ok() && now->content == last.content && now->writer_pos == last.writer_pos) {
+      storage::RecordQuery q;
+      q.include_superseded = true;
+      q.limit = UINT32_MAX;
+      q.after_id = last.record_id;
+      SM_ASSIGN_OR_RETURN(fresh, store_->ListRecords(ch, q));
+      incremental = true;
+      for (const auto& r : fresh) {
+        for (const auto& old : r.supersedes) {
+          bool known = prev->by_id.count(old) > 0 ||
+                       std::any_of(fresh.begin(), fresh.end(),
+                                   [&](const storage::Record& f) { return f.record_id == old; });
+          if (!known) incremental = false;
+        }
+      }
+    }
+  }
+  auto snap = incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
   snap->next_record = state.next_record;
-  storage::RecordQuery q;
-  q.include_superseded = true;
-  q.limit = UINT32_MAX;
-  SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
+  size_t first_new = 0;
+  if (incremental) {
+    first_new = snap->records.size();
+    for (auto& r : fresh) snap->records.push_back(std::move(r));
+  } else {
+    storage::RecordQuery q;
+    q.include_superseded = true;
+    q.limit = UINT32_MAX;
+    SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
+    snap->tokens.clear();
+    snap->vectors.clear();
+  }
   const size_t n = snap->records.size();
-  snap->tokens.reserve(n);
   snap->vectors.resize(n);
   std::vector<size_t> missing;
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = first_new; i < n; ++i) {
       auto it = record_vectors_.find({ch, snap->records[i].record_id});
       if (it != record_vectors_.end()) {
         snap->vectors[i] = it->second;
@@ -210,7 +253,7 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
       record_vectors_[{ch, snap->records[missing[j]].record_id}] = v[j - off];
     }
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = first_new; i < n; ++i) {
     const storage::Record& r = snap->records[i];
     snap->tokens.push_back(StemmedTokens(r.content));
     snap->by_id[r.record_id] = i;
@@ -220,6 +263,24 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
       std::set<std::string> uniq(snap->tokens.back().begin(), snap->tokens.back().end());
       for (const auto& tkn : uniq) {
         if (!IsStopword(tkn)) snap->postings[tkn].push_back(i);
+      }
+    }
+  }
+  if (incremental) {
+    // The new records' chain links: their predecessors stop being heads.
+    for (size_t i = first_new; i < n; ++i) {
+      for (const auto& old_id : snap->records[i].supersedes) {
+        size_t o = snap->by_id.at(old_id);
+        storage::Record& old = snap->records[o];
+        if (!old.active()) continue;
+        old.superseded_by = snap->records[i].record_id;
+        Unlink(&snap->heads_by_owner[old.owner], o);
+        Unlink(&snap->heads_by_source[old.source], o);
+        std::set<std::string> uniq(snap->tokens[o].begin(), snap->tokens[o].end());
+        for (const auto& tkn : uniq) {
+          auto p = snap->postings.find(tkn);
+          if (p != snap->postings.end()) Unlink(&p->second, o);
+        }
       }
     }
   }

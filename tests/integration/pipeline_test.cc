@@ -195,6 +195,14 @@ TEST_CASE("head shows the current state, full the whole chain", "[pipeline][tens
     if (rec.content().find("beach venue") != std::string::npos) beach = rec.record_id();
   }
   REQUIRE_FALSE(beach.empty());
+  // A query now caches the channel's records; the UPDATE below must reach
+  // the cached view too (incremental refresh).
+  v1::QueryRequest warm;
+  warm.set_channel("p");
+  warm.set_question("Which venue does Alice prefer?");
+  auto before = s.ts->client()->Retrieve(warm);
+  REQUIRE_OK(before);
+  REQUIRE(Row(*before, "Alice") != nullptr);
   s.fake.Enqueue("writer", FakeReply{200, Actions({{{"action", "UPDATE"}, {"entry_id", beach},
                                                      {"content", "Alice now prefers the mountain venue in Porto"}}})});
   Ingest(s.ts->client(), "p", {{"Alice", "Actually I prefer the mountain venue in Porto now"}}, 10,
