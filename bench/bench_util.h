@@ -7,6 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,6 +85,27 @@ inline Latency Summarize(std::vector<double> ms) {
   l.mean_ms = sum / static_cast<double>(ms.size());
   return l;
 }
+
+// Parses "--name value" pairs into the matching setters; exits with a
+// message on an unknown flag, a missing value or a bad number.
+inline void ParseFlags(int argc, char** argv,
+                       const std::map<std::string, std::function<void(const std::string&)>>& flags) {
+  for (int i = 1; i < argc; ++i) {
+    auto it = flags.find(argv[i]);
+    if (it == flags.end() || i + 1 >= argc) {
+      std::fprintf(stderr, "%s: unknown flag or missing value: %s\n", argv[0], argv[i]);
+      std::exit(2);
+    }
+    try {
+      it->second(argv[++i]);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "%s: bad value for %s: %s\n", argv[0], argv[i - 1], argv[i]);
+      std::exit(2);
+    }
+  }
+}
+
+inline size_t ToSize(const std::string& s) { return std::stoul(s); }
 
 inline double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -134,8 +134,7 @@ int Main(int calls) {
 
 int main(int argc, char** argv) {
   int calls = 4000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--calls")) calls = std::atoi(argv[i + 1]);
-  }
+  speakermem::bench::ParseFlags(
+      argc, argv, {{"--calls", [&](const std::string& v) { calls = std::stoi(v); }}});
   return speakermem::bench::Main(calls);
 }

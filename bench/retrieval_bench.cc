@@ -216,12 +216,13 @@ int Run(const Options& opt) {
 }  // namespace speakermem::bench
 
 int main(int argc, char** argv) {
+  using speakermem::bench::ToSize;
   speakermem::bench::Options opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--messages")) opt.messages = std::stoul(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--channels")) opt.channels = std::stoul(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--per-channel")) opt.per_channel = std::stoul(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--queries")) opt.queries = std::stoul(argv[i + 1]);
-  }
+  speakermem::bench::ParseFlags(
+      argc, argv,
+      {{"--messages", [&](const std::string& v) { opt.messages = ToSize(v); }},
+       {"--channels", [&](const std::string& v) { opt.channels = ToSize(v); }},
+       {"--per-channel", [&](const std::string& v) { opt.per_channel = ToSize(v); }},
+       {"--queries", [&](const std::string& v) { opt.queries = ToSize(v); }}});
   return speakermem::bench::Run(opt);
 }

@@ -14,6 +14,7 @@ namespace {
 
 using testing::FakeModelServer;
 using testing::FakeReply;
+using testing::FlushWait;
 using testing::TestServer;
 
 std::string Actions(const nlohmann::json& actions) {
@@ -40,13 +41,6 @@ void Ingest(client::Client* c, const std::string& channel,
     m->set_session(session);
   }
   REQUIRE_OK(c->Ingest(req));
-}
-
-void FlushWait(client::Client* c, const std::string& channel) {
-  v1::FlushRequest f;
-  f.set_channel(channel);
-  f.set_wait(true);
-  REQUIRE_OK(c->Flush(f));
 }
 
 // A channel whose System 2 is scripted through the fake Writer.

@@ -82,6 +82,18 @@ inline std::vector<v1::DialogueMessage> AllMessages(client::Client* c,
   return out;
 }
 
+// Flush(wait) of `channel`: returns when the Writer has derived everything
+// stored so far.
+inline void FlushWait(client::Client* c, const std::string& channel) {
+  v1::FlushRequest f;
+  f.set_channel(channel);
+  f.set_wait(true);
+  f.set_timeout_ms(60000);
+  auto r = c->Flush(f);
+  REQUIRE_OK(r);
+  CHECK(r->cursor_seq() == r->newest_seq());
+}
+
 // The body of GET /metrics on loopback `port`.
 std::string HttpGetMetrics(int port);
 

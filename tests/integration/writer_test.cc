@@ -15,6 +15,7 @@ namespace {
 
 using testing::FakeModelServer;
 using testing::FakeReply;
+using testing::FlushWait;
 using testing::TestServer;
 
 v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0,
@@ -47,16 +48,6 @@ std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::string& 
     req.set_page_token(page->next_page_token());
   } while (!req.page_token().empty());
   return out;
-}
-
-void FlushWait(client::Client* c, const std::string& channel) {
-  v1::FlushRequest f;
-  f.set_channel(channel);
-  f.set_wait(true);
-  f.set_timeout_ms(60000);
-  auto r = c->Flush(f);
-  REQUIRE_OK(r);
-  CHECK(r->cursor_seq() == r->newest_seq());
 }
 
 // The Writer of these tests: one ADD to the speaker's core per message line
