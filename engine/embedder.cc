@@ -1,6 +1,7 @@
 #include "engine/embedder.h"
 
 #include "common/log.h"
+#include "retrieval/pipeline.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -8,9 +9,14 @@
 namespace speakermem::engine {
 
 Embedder::Embedder(storage::Store* store, retrieval::EmbedStage* embed,
-                   retrieval::VectorIndex* index, prometheus::Registry* registry, size_t batch,
-                   size_t max_pending)
-    : store_(store), embed_(embed), index_(index), batch_(batch), max_pending_(max_pending) {
+                   retrieval::VectorIndex* index, prometheus::Registry* registry,
+                   RecordSink record_sink, size_t batch, size_t max_pending)
+    : store_(store),
+      embed_(embed),
+      index_(index),
+      record_sink_(std::move(record_sink)),
+      batch_(batch),
+      max_pending_(max_pending) {
   if (registry == nullptr) return;
   pending_gauge_ = &prometheus::BuildGauge()
                         .Name("speakermem_embed_pending_messages")
@@ -76,9 +82,11 @@ void Embedder::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      // One channel per batch.
+      // One channel and one kind per batch.
       const storage::ChannelRef ch = queue_.front().channel;
-      while (!queue_.empty() && batch.size() < batch_ && queue_.front().channel == ch) {
+      const bool records = !queue_.front().record_id.empty();
+      while (!queue_.empty() && batch.size() < batch_ && queue_.front().channel == ch &&
+             queue_.front().record_id.empty() != records) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
@@ -86,15 +94,23 @@ void Embedder::Loop() {
     }
     std::vector<std::string> texts;
     std::vector<uint64_t> ids;
+    const bool records = !batch.front().record_id.empty();
     for (const auto& it : batch) {
       texts.push_back(it.text);
-      ids.push_back(it.seq);
+      ids.push_back(records ? retrieval::RecordNumber(it.record_id) : it.seq);
     }
     retrieval::StageCall call;
     absl::StatusOr<std::vector<std::vector<float>>> v = embed_->Embed(texts, &call);
     absl::Status s = v.status();
-    if (s.ok()) s = store_->PutVectors(batch.front().channel, storage::Store::VectorKind::kMessage, ids, *v);
-    if (s.ok()) s = index_->Add(batch.front().channel, ids, *v);
+    const auto kind =
+        records ? storage::Store::VectorKind::kRecord : storage::Store::VectorKind::kMessage;
+    if (s.ok()) s = store_->PutVectors(batch.front().channel, kind, ids, *v);
+    if (s.ok() && !records) s = index_->Add(batch.front().channel, ids, *v);
+    if (s.ok() && records && record_sink_) {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        record_sink_(batch.front().channel, batch[i].record_id, std::move((*v)[i]));
+      }
+    }
     std::unique_lock<std::mutex> lock(mu_);
     busy_ = false;
     if (s.ok()) {

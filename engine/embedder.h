@@ -1,6 +1,8 @@
-// Background embedding of System 1 messages (ingest never waits on the
-// model): a bounded queue of (channel, seq, text) drained in batches through
-// the Embed stage into the vectors column family and the FAISS shards.
+// Background embedding (ingest never waits on the model): a bounded queue of
+// System 1 messages (channel, seq, text) and System 2 records (channel,
+// record id, content) drained in batches through the Embed stage into the
+// vectors column family, the FAISS shards (messages) and the record sink
+// (records, for the System 2 row stage).
 // Messages whose vectors are missing are found again at start (the store is
 // the source of truth), so a crash or an overflow only delays them.
 #ifndef SPEAKERMEM_ENGINE_EMBEDDER_H_
@@ -10,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -30,9 +33,13 @@ namespace speakermem::engine {
 // Thread-safe.
 class Embedder {
  public:
+  // Receives each embedded record's vector.
+  using RecordSink = std::function<void(const storage::ChannelRef&, const std::string& record_id,
+                                        std::vector<float> vector)>;
   // All pointers must outlive the embedder; `registry` may be null.
   Embedder(storage::Store* store, retrieval::EmbedStage* embed, retrieval::VectorIndex* index,
-           prometheus::Registry* registry, size_t batch = 64, size_t max_pending = 1000000);
+           prometheus::Registry* registry, RecordSink record_sink = nullptr, size_t batch = 64,
+           size_t max_pending = 1000000);
   ~Embedder();
 
   void Start();
@@ -40,8 +47,9 @@ class Embedder {
 
   struct Item {
     storage::ChannelRef channel;
-    uint64_t seq;
+    uint64_t seq;      // messages
     std::string text;
+    std::string record_id;  // non-empty for a record
   };
   // Queues messages; beyond max_pending they are dropped (and counted) until
   // the next start finds them unembedded.
@@ -56,6 +64,7 @@ class Embedder {
   storage::Store* const store_;
   retrieval::EmbedStage* const embed_;
   retrieval::VectorIndex* const index_;
+  const RecordSink record_sink_;
   const size_t batch_;
   const size_t max_pending_;
   prometheus::Gauge* pending_gauge_ = nullptr;

@@ -37,7 +37,7 @@ Memory::Memory(const MemoryOptions& options, Clock* clock,
       clock_(clock),
       store_(std::move(store)),
       lexical_(std::make_unique<retrieval::LexicalIndex>()),
-      vectors_(std::make_unique<retrieval::VectorIndex>()),
+      vectors_(std::make_unique<retrieval::VectorIndex>(options.vectors)),
       stages_(std::move(stages)),
       pipeline_(std::make_unique<retrieval::QueryPipeline>(store_.get(), lexical_.get(),
                                                            vectors_.get(), &stages_)) {}
@@ -45,6 +45,26 @@ Memory::Memory(const MemoryOptions& options, Clock* clock,
 Memory::~Memory() {
   if (writer_) writer_->Stop();
   if (embedder_) embedder_->Stop();
+  absl::Status s = SaveShards();
+  if (!s.ok()) LOG_WARN("vector shards not saved; rebuilt at next start").Str("error", s.message());
+}
+
+std::string Memory::ShardDir() const {
+  return options_.shard_dir.empty() ? options_.store.path + ".shards" : options_.shard_dir;
+}
+
+absl::Status Memory::SaveShards() {
+  if (!rebuilt_) return absl::OkStatus();  // nothing loaded: nothing to save
+  auto t = std::chrono::steady_clock::now();
+  SM_ASSIGN_OR_RETURN(size_t written, vectors_->Save(ShardDir(), embed_fingerprint_));
+  if (written > 0) {
+    LOG_INFO("vector shards saved")
+        .Int("shards", static_cast<int64_t>(written))
+        .Int("ms", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - t)
+                                            .count()));
+  }
+  return absl::OkStatus();
 }
 
 std::string EmbedFingerprint(const llm::ModelsConfig& models) {
@@ -71,8 +91,22 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
   std::filesystem::create_directories(wo.scratch_dir, ec);
   memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model),
                                                   wo, clock, registry);
-  memory->embedder_ = std::make_unique<Embedder>(memory->store_.get(), memory->stages_.embed.get(),
-                                                 memory->vectors_.get(), registry);
+  retrieval::QueryPipeline* pipeline = memory->pipeline_.get();
+  memory->embedder_ = std::make_unique<Embedder>(
+      memory->store_.get(), memory->stages_.embed.get(), memory->vectors_.get(), registry,
+      [pipeline](const storage::ChannelRef& ch, const std::string& id, std::vector<float> v) {
+        pipeline->AddRecordVector(ch, id, std::move(v));
+      });
+  // Records are embedded as the Writer writes them, so a query never waits
+  // for that.
+  Embedder* embedder = memory->embedder_.get();
+  memory->writer_->SetRecordListener(
+      [embedder](const storage::ChannelRef& ch, const std::vector<storage::Record>& records) {
+        std::vector<Embedder::Item> items;
+        items.reserve(records.size());
+        for (const auto& r : records) items.push_back(Embedder::Item{ch, 0, r.content, r.record_id});
+        embedder->Enqueue(std::move(items));
+      });
   memory->embed_fingerprint_ = EmbedFingerprint(options.models);
   return memory;
 }
@@ -180,9 +214,18 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
     SM_RETURN_IF_ERROR(store_->DropAllVectors());
     SM_RETURN_IF_ERROR(store_->PutSetting("embed_model", embed_fingerprint_));
   }
+  // Saved shards first: the store's vectors then only top them up.
+  const std::string shard_dir = ShardDir();
+  SM_ASSIGN_OR_RETURN(std::vector<storage::ChannelRef> loaded,
+                      vectors_->Load(shard_dir, embed_fingerprint_));
+  // Per loaded channel: the ids its file holds that the store has not
+  // confirmed yet (left over at the end: deleted since the save).
+  std::map<storage::ChannelRef, std::set<uint64_t>> unconfirmed;
+  for (const auto& ch : loaded) unconfirmed[ch] = vectors_->Ids(ch);
   std::map<storage::ChannelRef, std::vector<uint64_t>> ids;
   std::map<storage::ChannelRef, std::vector<std::vector<float>>> vecs;
   std::map<storage::ChannelRef, std::set<uint64_t>> has_vector;
+  uint64_t from_files = 0;
   SM_RETURN_IF_ERROR(store_->ForEachVector(
       [&](const storage::ChannelRef& ch, storage::Store::VectorKind kind, uint64_t id,
           const std::vector<float>& v) -> absl::Status {
@@ -190,9 +233,14 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
           pipeline_->AddRecordVector(ch, absl::StrFormat("r%012d", id), v);
           return absl::OkStatus();
         }
+        has_vector[ch].insert(id);
+        auto file = unconfirmed.find(ch);
+        if (file != unconfirmed.end() && file->second.erase(id) > 0) {
+          ++from_files;
+          return absl::OkStatus();
+        }
         ids[ch].push_back(id);
         vecs[ch].push_back(v);
-        has_vector[ch].insert(id);
         if (ids[ch].size() >= 4096) {
           SM_RETURN_IF_ERROR(vectors_->Add(ch, ids[ch], vecs[ch]));
           ids[ch].clear();
@@ -201,6 +249,17 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
         return absl::OkStatus();
       }));
   for (auto& [ch, list] : ids) SM_RETURN_IF_ERROR(vectors_->Add(ch, list, vecs[ch]));
+  uint64_t stale = 0;
+  for (const auto& [ch, gone] : unconfirmed) {
+    stale += gone.size();
+    SM_RETURN_IF_ERROR(vectors_->Remove(ch, std::vector<uint64_t>(gone.begin(), gone.end())));
+  }
+  if (!loaded.empty()) {
+    LOG_INFO("vector shards loaded")
+        .Int("shards", static_cast<int64_t>(loaded.size()))
+        .Int("vectors_from_files", static_cast<int64_t>(from_files))
+        .Int("stale_removed", static_cast<int64_t>(stale));
+  }
   uint64_t count = 0;
   std::vector<Embedder::Item> missing;
   SM_RETURN_IF_ERROR(store_->ForEachMessage(
@@ -208,11 +267,12 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
         lexical_->Add(ch, m.seq, m.timestamp_ms, m.text, m.speaker_id);
         auto it = has_vector.find(ch);
         if (it == has_vector.end() || !it->second.count(m.seq)) {
-          missing.push_back(Embedder::Item{ch, m.seq, m.text});
+          missing.push_back(Embedder::Item{ch, m.seq, m.text, ""});
         }
         if (++count % 10000 == 0 && progress) progress(count);
         return absl::OkStatus();
       }));
+  rebuilt_ = true;
   if (!missing.empty()) {
     LOG_INFO("queueing messages without embeddings").Int("messages", static_cast<int64_t>(missing.size()));
     embedder_->Enqueue(std::move(missing));
@@ -238,7 +298,7 @@ absl::StatusOr<storage::AppendResult> Memory::Ingest(
     lexical_->AddBatch(channel, stored);
     std::vector<Embedder::Item> items;
     items.reserve(stored.size());
-    for (auto& m : stored) items.push_back(Embedder::Item{channel, m.seq, std::move(m.text)});
+    for (auto& m : stored) items.push_back(Embedder::Item{channel, m.seq, std::move(m.text), ""});
     embedder_->Enqueue(std::move(items));
     writer_->Notify(channel, result.last_seq);
   }

@@ -51,6 +51,11 @@ struct MemoryOptions {
   // Model endpoints of the query stages and the Writer (offline by default).
   llm::ModelsConfig models;
   writer::WriterOptions writer;
+  // Dense index shards: exact vs IVF, probes.
+  retrieval::VectorIndexOptions vectors;
+  // Where shards are saved between runs (a cache of the vectors column
+  // family). Default: "<store path>.shards".
+  std::string shard_dir;
 };
 
 struct RecordWithChain {
@@ -109,6 +114,9 @@ class Memory {
   // Reloads every in-memory index from the store; `progress` (may be empty)
   // is called with the count of messages loaded so far, every 10,000.
   absl::Status RebuildIndexes(const std::function<void(uint64_t)>& progress);
+  // Writes the changed vector shards to disk (also done on destruction), so
+  // the next start loads them instead of rebuilding.
+  absl::Status SaveShards();
 
   // Validates the whole batch, then appends it atomically and durably.
   // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
@@ -177,6 +185,9 @@ class Memory {
   std::unique_ptr<writer::WriterService> writer_;  // set once by Open
   std::unique_ptr<Embedder> embedder_;             // set once by Open
   std::string embed_fingerprint_;                  // set once by Open
+  std::atomic<bool> rebuilt_{false};               // RebuildIndexes ran
+
+  std::string ShardDir() const;
 };
 
 // Identifies the embedding model: stored vectors made by another are stale.

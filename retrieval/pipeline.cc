@@ -255,13 +255,15 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   }
   for (size_t i = first_new; i < n; ++i) {
     const storage::Record& r = snap->records[i];
-    snap->tokens.push_back(StemmedTokens(r.content));
+    std::vector<std::string> toks = StemmedTokens(r.content);
+    std::sort(toks.begin(), toks.end());
+    toks.erase(std::unique(toks.begin(), toks.end()), toks.end());
+    snap->tokens.push_back(std::move(toks));
     snap->by_id[r.record_id] = i;
     if (r.active()) {
       snap->heads_by_owner[r.owner].push_back(i);
       snap->heads_by_source[r.source].push_back(i);
-      std::set<std::string> uniq(snap->tokens.back().begin(), snap->tokens.back().end());
-      for (const auto& tkn : uniq) {
+      for (const auto& tkn : snap->tokens.back()) {
         if (!IsStopword(tkn)) snap->postings[tkn].push_back(i);
       }
     }
@@ -276,8 +278,7 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
         old.superseded_by = snap->records[i].record_id;
         Unlink(&snap->heads_by_owner[old.owner], o);
         Unlink(&snap->heads_by_source[old.source], o);
-        std::set<std::string> uniq(snap->tokens[o].begin(), snap->tokens[o].end());
-        for (const auto& tkn : uniq) {
+        for (const auto& tkn : snap->tokens[o]) {
           auto p = snap->postings.find(tkn);
           if (p != snap->postings.end()) Unlink(&p->second, o);
         }
@@ -317,15 +318,20 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   for (auto& tkn : issue_tokens) {
     if (!IsStopword(tkn)) issue_set.insert(tkn);
   }
-  // Similarity of a record to the issue: half dense, half lexical overlap.
+  // Similarity of a record to the issue: half dense, half lexical overlap
+  // (the share of issue words the record contains). Memoised: a record can
+  // be a candidate of two rows (owner and source).
+  std::unordered_map<size_t, double> scored;
   auto score = [&](size_t i) {
+    auto memo = scored.find(i);
+    if (memo != scored.end()) return memo->second;
+    const std::vector<std::string>& toks = snap->tokens[i];  // sorted, unique
     double lex = 0;
-    std::set<std::string> seen;
-    for (const auto& tkn : snap->tokens[i]) {
-      if (issue_set.count(tkn) && seen.insert(tkn).second) lex += 1;
-    }
+    for (const auto& tkn : issue_set) lex += std::binary_search(toks.begin(), toks.end(), tkn);
     lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
-    return 0.5 * Dot(snap->vectors[i], issue_v.front()) + 0.5 * lex;
+    double v = 0.5 * Dot(snap->vectors[i], issue_v.front()) + 0.5 * lex;
+    scored.emplace(i, v);
+    return v;
   };
   static const std::vector<size_t> kNone;
   auto bucket = [&](const std::map<std::string, std::vector<size_t>>& m, const std::string& key)
@@ -352,13 +358,24 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     if (lexical_hits.size() >= kMaxLexicalHits) break;
     lexical_hits.insert(l->begin(), l->end());
   }
-  auto candidates = [&](const std::vector<size_t>& bucket_ids) {
+  // The hits by the bucket they fall in, so a row looks only at its own.
+  std::unordered_map<std::string, std::vector<size_t>> hits_by_owner, hits_by_source;
+  for (size_t i : lexical_hits) {
+    hits_by_owner[records[i].owner].push_back(i);
+    hits_by_source[records[i].source].push_back(i);
+  }
+  auto candidates = [&](const std::vector<size_t>& bucket_ids,
+                        const std::unordered_map<std::string, std::vector<size_t>>& hits,
+                        const std::string& key) {
     std::vector<size_t> c;
     size_t from = bucket_ids.size() > kRecentPerBucket ? bucket_ids.size() - kRecentPerBucket : 0;
     for (size_t j = from; j < bucket_ids.size(); ++j) c.push_back(bucket_ids[j]);
-    if (from > 0) {
-      for (size_t j = 0; j < from; ++j) {
-        if (lexical_hits.count(bucket_ids[j])) c.push_back(bucket_ids[j]);
+    auto h = hits.find(key);
+    if (from > 0 && h != hits.end()) {
+      // Older heads with an issue word (the recent ones are in already).
+      const size_t oldest_recent = bucket_ids[from];
+      for (size_t i : h->second) {
+        if (i < oldest_recent) c.push_back(i);
       }
     }
     return c;
@@ -369,7 +386,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     std::vector<std::pair<double, const storage::Record*>> owned, sourced;
     // "A's view of B": only A's records about B in B's row.
     const bool constrained = !p.source.empty() && row == p.owner;
-    for (size_t i : candidates(bucket(snap->heads_by_owner, row))) {
+    for (size_t i : candidates(bucket(snap->heads_by_owner, row), hits_by_owner, row)) {
       const storage::Record& r = records[i];
       if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
       if (constrained && r.source != p.source) continue;
@@ -378,7 +395,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     if (row != kRowGroup) {
       // Source-k: what this person said about someone else (group records
       // have their own row).
-      for (size_t i : candidates(bucket(snap->heads_by_source, row))) {
+      for (size_t i : candidates(bucket(snap->heads_by_source, row), hits_by_source, row)) {
         const storage::Record& r = records[i];
         if (r.owner == row || r.owner == kRowGroup) continue;
         if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;

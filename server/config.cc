@@ -156,6 +156,19 @@ std::vector<Knob> BuildKnobs() {
                                 "configuration: 10).",
                                 [](C* c) { return &c->memory.default_top_k; },
                                 1, 10000));
+  k.push_back(IntKnob<size_t>("index", "ivf_threshold",
+                              "Channels with more message vectors than this search an IVF-Flat "
+                              "index (approximate) instead of exact inner product.",
+                              [](C* c) { return &c->memory.vectors.ivf_threshold; }, 1,
+                              1000000000));
+  k.push_back(IntKnob<size_t>("index", "ivf_nprobe",
+                              "Inverted lists probed per dense search in an IVF shard (more: "
+                              "better recall, slower).",
+                              [](C* c) { return &c->memory.vectors.ivf_nprobe; }, 1, 4096));
+  k.push_back(StrKnob("index", "shard_dir",
+                      "Where vector shards are saved between runs (a cache of the store's "
+                      "vectors); empty: \"<data_dir>.shards\".",
+                      [](C* c) { return &c->memory.shard_dir; }));
   k.push_back(IntKnob<size_t>("writer", "window",
                               "Messages per Writer segment (the paper's Window25).",
                               [](C* c) { return &c->memory.writer.window; }, 1, 10000));

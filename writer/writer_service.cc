@@ -163,6 +163,7 @@ class WriterServiceImpl final : public WriterService {
 
   ~WriterServiceImpl() override { Stop(); }
 
+  void SetRecordListener(RecordListener listener) override { listener_ = std::move(listener); }
   absl::Status Start() override;
   void Stop() override;
   void Notify(const ChannelRef& channel, uint64_t newest_seq) override;
@@ -208,6 +209,7 @@ class WriterServiceImpl final : public WriterService {
   const WriterOptions options_;
   Clock* const clock_;
   WriterMetrics metrics_;
+  RecordListener listener_;  // set before Start, read-only after
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // queue_ non-empty or stopping_
@@ -614,6 +616,9 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
   }
   absl::Status s = store->ApplySegment(ch, apply);
   if (absl::IsAborted(s)) return true;  // applied already: re-read and go on
+  if (s.ok() && store == store_ && listener_ && !apply.new_records.empty()) {
+    listener_(ch, apply.new_records);
+  }
   if (s.ok()) {
     std::lock_guard<std::mutex> lock(heads_mu_);
     HeadCache& cache = heads_[{store, ch}];
@@ -738,6 +743,7 @@ absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
     absl::Status s = store_->ApplySegment(ch, apply);
     if (absl::IsAborted(s)) continue;  // the Writer wrote meanwhile: read again
     if (!s.ok()) return s;
+    if (listener_) listener_(ch, apply.new_records);
     return r;
   }
   return absl::UnavailableError("the channel is too busy to take a correction; retry");

@@ -7,6 +7,7 @@
 #define SPEAKERMEM_WRITER_WRITER_SERVICE_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -61,6 +62,13 @@ class WriterService {
                                                const WriterOptions& options, Clock* clock,
                                                prometheus::Registry* registry);
   virtual ~WriterService() = default;
+
+  // Called (on a Writer thread) with the records each applied segment or
+  // correction wrote to the live store, e.g. to embed them right away.
+  // Set before Start().
+  using RecordListener =
+      std::function<void(const storage::ChannelRef&, const std::vector<storage::Record>&)>;
+  virtual void SetRecordListener(RecordListener listener) = 0;
 
   // Starts the workers and queues every channel with pending work.
   virtual absl::Status Start() = 0;

@@ -2,6 +2,7 @@
 // rows, person vs GROUP, and every stage's fallback through a failing fake
 // model endpoint.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -275,6 +276,65 @@ TEST_CASE("each query stage falls back when its model fails, noted in the trace"
   CHECK(r->answer().find("Porto") != std::string::npos);
   CHECK(fake.count("project") == 1);
   CHECK(fake.count("answer") == 1);
+}
+
+}  // namespace
+}  // namespace speakermem
+
+namespace speakermem {
+namespace {
+
+// Dense-only top-1 for `text` is `id`, within a few seconds (embedding is
+// asynchronous).
+bool DenseFinds(client::Client* c, const std::string& channel, const std::string& text,
+                const std::string& id) {
+  for (int i = 0; i < 200; ++i) {
+    v1::QueryRequest q;
+    q.set_channel(channel);
+    q.set_question(text);
+    q.set_mode(v1::DENSE_ONLY);
+    q.mutable_budgets()->set_s1_top_k(1);
+    auto r = c->Retrieve(q);
+    if (r.ok() && r->evidence_size() == 1 && r->evidence(0).message().message_id() == id) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
+}
+
+TEST_CASE("vector shards are saved at shutdown, loaded at start, and brought level when stale",
+          "[pipeline][vectors]") {
+  TestServer ts;
+  const std::string shards = ts.dir().Sub("data.shards");
+  std::vector<std::pair<std::string, std::string>> first, second;
+  for (int i = 0; i < 30; ++i) {
+    first.push_back({"Alice", "first batch note number " + std::to_string(i) + " about topic" +
+                                  std::to_string(i * 7919 % 1000)});
+    second.push_back({"Bob", "second batch remark " + std::to_string(i) + " on subject" +
+                                 std::to_string(i * 104729 % 1000)});
+  }
+  Ingest(ts.client(), "v", first, 0, "s1");
+  REQUIRE(DenseFinds(ts.client(), "v", first[29].second, "v-29"));
+  ts.Restart();  // clean shutdown saves the shard
+  REQUIRE(std::filesystem::exists(shards));
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(shards)) files += e.path().extension() == ".faiss";
+  CHECK(files == 1);
+  CHECK(DenseFinds(ts.client(), "v", first[3].second, "v-3"));
+  // Keep the shard as of now, add more, then put the old file back as if
+  // the server had crashed before saving again.
+  const std::string old = ts.dir().Sub("shards.old");
+  std::filesystem::copy(shards, old);
+  Ingest(ts.client(), "v", second, 100, "s2");
+  REQUIRE(DenseFinds(ts.client(), "v", second[29].second, "v-129"));
+  ts.Stop();
+  std::filesystem::remove_all(shards);
+  std::filesystem::rename(old, shards);
+  ts.Start();
+  CHECK(DenseFinds(ts.client(), "v", second[29].second, "v-129"));
+  CHECK(DenseFinds(ts.client(), "v", second[0].second, "v-100"));
+  CHECK(DenseFinds(ts.client(), "v", first[0].second, "v-0"));
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ class TestServer {
   std::string addr() const { return absl::StrCat("127.0.0.1:", server_->port()); }
 
   std::string data_dir() const { return dir_.Sub("data"); }
+  const TempDir& dir() const { return dir_; }
 
  private:
   const Configure configure_;
