@@ -107,9 +107,9 @@ void Embedder::Loop() {
     if (s.ok()) s = store_->PutVectors(batch.front().channel, kind, ids, *v);
     if (s.ok() && !records) s = index_->Add(batch.front().channel, ids, *v);
     if (s.ok() && records && record_sink_) {
-      for (size_t i = 0; i < batch.size(); ++i) {
-        record_sink_(batch.front().channel, batch[i].record_id, std::move((*v)[i]));
-      }
+      std::vector<std::string> record_ids;
+      for (const auto& it : batch) record_ids.push_back(it.record_id);
+      record_sink_(batch.front().channel, record_ids, std::move(*v));
     }
     std::unique_lock<std::mutex> lock(mu_);
     busy_ = false;

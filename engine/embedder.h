@@ -33,9 +33,10 @@ namespace speakermem::engine {
 // Thread-safe.
 class Embedder {
  public:
-  // Receives each embedded record's vector.
-  using RecordSink = std::function<void(const storage::ChannelRef&, const std::string& record_id,
-                                        std::vector<float> vector)>;
+  // Receives each batch of embedded records (one channel) with their vectors.
+  using RecordSink = std::function<void(const storage::ChannelRef&,
+                                        const std::vector<std::string>& record_ids,
+                                        std::vector<std::vector<float>> vectors)>;
   // All pointers must outlive the embedder; `registry` may be null.
   Embedder(storage::Store* store, retrieval::EmbedStage* embed, retrieval::VectorIndex* index,
            prometheus::Registry* registry, RecordSink record_sink = nullptr, size_t batch = 64,

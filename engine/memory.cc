@@ -94,8 +94,12 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
   retrieval::QueryPipeline* pipeline = memory->pipeline_.get();
   memory->embedder_ = std::make_unique<Embedder>(
       memory->store_.get(), memory->stages_.embed.get(), memory->vectors_.get(), registry,
-      [pipeline](const storage::ChannelRef& ch, const std::string& id, std::vector<float> v) {
-        pipeline->AddRecordVector(ch, id, std::move(v));
+      [pipeline](const storage::ChannelRef& ch, const std::vector<std::string>& ids,
+                 std::vector<std::vector<float>> vecs) {
+        for (size_t i = 0; i < ids.size(); ++i) pipeline->AddRecordVector(ch, ids[i], std::move(vecs[i]));
+        // The row stage's snapshot is brought up to date here, on the
+        // embedder's thread, rather than by the next query.
+        pipeline->Warm(ch);
       });
   // Records are embedded as the Writer writes them, so a query never waits
   // for that.

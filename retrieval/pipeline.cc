@@ -70,7 +70,12 @@ QueryPipeline::QueryPipeline(storage::Store* store, const LexicalIndex* lexical,
 void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
                                     const std::string& record_id, std::vector<float> v) {
   std::lock_guard<std::mutex> lock(cache_mu_);
-  record_vectors_[{channel, record_id}] = std::move(v);
+  record_vectors_[{channel, record_id}] = std::make_shared<const std::vector<float>>(std::move(v));
+}
+
+void QueryPipeline::Warm(const storage::ChannelRef& channel) {
+  StageCall call;
+  (void)Records(channel, &call);
 }
 
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
@@ -174,6 +179,8 @@ void Unlink(std::vector<size_t>* v, size_t i) {
 
 absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
     const storage::ChannelRef& ch, StageCall* call) {
+  // Taken before reading the state: a later ticket saw a later state.
+  const uint64_t ticket = ++build_ticket_;
   SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
   std::shared_ptr<const RecordSnapshot> prev;
   {
@@ -210,6 +217,7 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   }
   auto snap = incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
   snap->next_record = state.next_record;
+  snap->ticket = ticket;
   size_t first_new = 0;
   if (incremental) {
     first_new = snap->records.size();
@@ -249,8 +257,9 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     (void)store_->PutVectors(ch, storage::Store::VectorKind::kRecord, ids, v);
     std::lock_guard<std::mutex> lock(cache_mu_);
     for (size_t j = off; j < end; ++j) {
-      snap->vectors[missing[j]] = v[j - off];
-      record_vectors_[{ch, snap->records[missing[j]].record_id}] = v[j - off];
+      auto shared = std::make_shared<const std::vector<float>>(std::move(v[j - off]));
+      snap->vectors[missing[j]] = shared;
+      record_vectors_[{ch, snap->records[missing[j]].record_id}] = shared;
     }
   }
   for (size_t i = first_new; i < n; ++i) {
@@ -286,7 +295,9 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     }
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
-  snapshots_[ch] = snap;
+  // A concurrent build (query or warm-up) may have stored a newer one.
+  auto& slot = snapshots_[ch];
+  if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
   return std::shared_ptr<const RecordSnapshot>(snap);
 }
 
@@ -329,7 +340,8 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     double lex = 0;
     for (const auto& tkn : issue_set) lex += std::binary_search(toks.begin(), toks.end(), tkn);
     lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
-    double v = 0.5 * Dot(snap->vectors[i], issue_v.front()) + 0.5 * lex;
+    const auto& vec = snap->vectors[i];
+    double v = 0.5 * (vec ? Dot(*vec, issue_v.front()) : 0.0) + 0.5 * lex;
     scored.emplace(i, v);
     return v;
   };
@@ -343,9 +355,10 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   // recent heads (so a purely semantic match among recent state still
   // counts); scoring stays proportional to those, not to the channel.
   constexpr size_t kRecentPerBucket = 64;
-  // Rarest issue words first, up to a few thousand heads: words on most
-  // heads say little about which ones matter.
-  constexpr size_t kMaxLexicalHits = 2000;
+  // Rarest issue words first, the most recent heads of each, up to a
+  // thousand heads: words on most heads say little about which ones matter,
+  // and scoring stays bounded however large the channel grows.
+  constexpr size_t kMaxLexicalHits = 1000;
   std::vector<const std::vector<size_t>*> lists;
   for (const auto& tkn : issue_set) {
     auto it = snap->postings.find(tkn);
@@ -355,8 +368,9 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
             [](const auto* a, const auto* b) { return a->size() < b->size(); });
   std::unordered_set<size_t> lexical_hits;
   for (const auto* l : lists) {
-    if (lexical_hits.size() >= kMaxLexicalHits) break;
-    lexical_hits.insert(l->begin(), l->end());
+    for (auto it = l->rbegin(); it != l->rend() && lexical_hits.size() < kMaxLexicalHits; ++it) {
+      lexical_hits.insert(*it);
+    }
   }
   // The hits by the bucket they fall in, so a row looks only at its own.
   std::unordered_map<std::string, std::vector<size_t>> hits_by_owner, hits_by_source;

@@ -4,6 +4,7 @@
 #ifndef SPEAKERMEM_RETRIEVAL_PIPELINE_H_
 #define SPEAKERMEM_RETRIEVAL_PIPELINE_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,9 +81,14 @@ class QueryPipeline {
   // NOT_FOUND for an unknown channel; INVALID_ARGUMENT for an empty question.
   absl::StatusOr<PipelineResult> Run(const PipelineRequest& request);
 
-  // Record vectors known already (loaded from the store at start).
+  // Record vectors known already (loaded from the store at start, or
+  // embedded as the Writer wrote the records).
   void AddRecordVector(const storage::ChannelRef& channel, const std::string& record_id,
                        std::vector<float> v);
+  // Brings the channel's System 2 snapshot up to date now (e.g. right after
+  // the Writer wrote), so that queries find it ready. Errors are left to the
+  // next query to report.
+  void Warm(const storage::ChannelRef& channel);
 
  private:
   absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
@@ -97,9 +103,10 @@ class QueryPipeline {
   // channel's record counter is unchanged (every write of records bumps it).
   struct RecordSnapshot {
     uint64_t next_record = 0;
+    uint64_t ticket = 0;  // build order
     std::vector<storage::Record> records;
     std::vector<std::vector<std::string>> tokens;  // stemmed, per record
-    std::vector<std::vector<float>> vectors;       // per record
+    std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
     std::map<std::string, size_t> by_id;
     std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
     std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
@@ -114,8 +121,10 @@ class QueryPipeline {
   const VectorIndex* const vectors_;
   const QueryStages* const stages_;
 
+  std::atomic<uint64_t> build_ticket_{0};
   std::mutex cache_mu_;
-  std::map<std::pair<storage::ChannelRef, std::string>, std::vector<float>> record_vectors_;
+  std::map<std::pair<storage::ChannelRef, std::string>, std::shared_ptr<const std::vector<float>>>
+      record_vectors_;
   std::map<storage::ChannelRef, std::shared_ptr<const RecordSnapshot>> snapshots_;
 };
 
