@@ -1,6 +1,7 @@
 #include "engine/embedder.h"
 
 #include "common/log.h"
+#include "common/thread_priority.h"
 #include "retrieval/pipeline.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
@@ -38,7 +39,10 @@ Embedder::~Embedder() { Stop(); }
 void Embedder::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable() || stopping_) return;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    LowerThisThreadPriority();
+    Loop();
+  });
 }
 
 void Embedder::Stop() {

@@ -994,6 +994,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   dbo.create_if_missing = true;
   dbo.create_missing_column_families = true;
   dbo.IncreaseParallelism(std::max(1, options.background_threads));
+  // Flushes and compactions yield the CPU to request handling.
+  dbo.env->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::LOW);
+  dbo.env->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::HIGH);
   dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
   dbo.max_total_wal_size = 256u << 20;
   dbo.keep_log_file_num = 5;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/log.h"
+#include "common/thread_priority.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -249,9 +250,15 @@ absl::Status WriterServiceImpl::Start() {
     if (w.dirty) EnqueueLocked(ch, &w);
   }
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
+    workers_.emplace_back([this] {
+      LowerThisThreadPriority();
+      WorkerLoop();
+    });
   }
-  sweeper_ = std::thread([this] { SweeperLoop(); });
+  sweeper_ = std::thread([this] {
+    LowerThisThreadPriority();
+    SweeperLoop();
+  });
   return absl::OkStatus();
 }
 
