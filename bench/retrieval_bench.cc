@@ -8,6 +8,7 @@
 //                               [--queries Q]
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -153,9 +154,13 @@ class BackgroundIngest {
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows while it runs
-  std::string dir = std::filesystem::temp_directory_path() / "speakermem-retrieval-bench";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  // A directory of its own: two runs at once must not share a store.
+  std::string tmpl = (std::filesystem::temp_directory_path() / "speakermem-retrieval-bench-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const std::string dir = tmpl;
   engine::MemoryOptions mo;
   mo.store.path = dir + "/data";
   mo.writer.idle_flush_ms = 0;

@@ -24,6 +24,9 @@
 #include "common/clock.h"
 #include "datasets/datasets.h"
 #include "engine/memory.h"
+#include "eval/judge.h"
+#include "eval/metrics.h"
+#include "eval/report.h"
 #include "eval/retrieval_eval.h"
 #include "eval/writer_eval.h"
 
@@ -65,6 +68,12 @@ constexpr char kUsage[] =
     "      recall@k and hit@k (k = 5, 10, 20) for BM25 only, dense only and the full\n"
     "      pipeline, overall and per category. Runs an embedded instance on a\n"
     "      temporary directory unless --addr is given.\n"
+    "  eval report --format locomo|socialmem|jsonl --out DIR [--judge-url URL\n"
+    "              --judge-model M [--judge-key-env VAR]] PATH...\n"
+    "      Run a benchmark file end to end in an embedded instance: recall@k per\n"
+    "      configuration (bm25, dense, full, full+s2), answers with token-F1, judge\n"
+    "      accuracy when a judge is given, SocialMem MeanQ/MeanN with a bootstrap CI,\n"
+    "      Retrieve latency; writes DIR/report.json, DIR/report.md and PNG plots.\n"
     "  eval writer TRAJECTORY.json...\n"
     "      Replay reference Writer trajectories through the offline Writer (embedded\n"
     "      store in a temporary directory; no server needed) and score the final state\n"
@@ -726,6 +735,164 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   return 0;
 }
 
+int CmdEvalReport(const Args& args, int argc, char** argv) {
+  if (args.positional.size() < 3) return Usage("eval report: give PATH...");
+  if (!args.Has("out")) return Usage("eval report: give --out DIR");
+  if (args.Has("addr")) return Usage("eval report runs an embedded instance; drop --addr");
+  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
+  if (!format.ok()) return Fail(format.status());
+  eval::ReportData data;
+  data.dataset = args.Get("format", "auto");
+  data.socialmem = *format == datasets::Format::kSocialMem;
+  for (int i = 0; i < argc; ++i) {
+    absl::StrAppend(&data.command, i == 0 ? "speakermem" : " ", i == 0 ? "" : argv[i]);
+  }
+  std::vector<datasets::Conversation> convs;
+  for (size_t i = 2; i < args.positional.size(); ++i) {
+    auto c = datasets::LoadFile(args.positional[i], *format, "");
+    if (!c.ok()) return Fail(c.status());
+    data.inputs.push_back(std::filesystem::path(args.positional[i]).filename().string());
+    for (auto& conv : *c) convs.push_back(std::move(conv));
+  }
+  // The judge, when one is given.
+  llm::ModelsConfig models;
+  std::unique_ptr<eval::JudgeStage> judge;
+  if (args.Has("judge-url")) {
+    for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
+             {"provider", "openai"},
+             {"base_url", args.Get("judge-url")},
+             {"model", args.Get("judge-model", "gpt-4o-mini")},
+             {"api_key_env", args.Get("judge-key-env", "OPENAI_API_KEY")}}) {
+      if (absl::Status s = models.SetOverride("judge", k, v); !s.ok()) return Fail(s);
+    }
+    auto j = eval::BuildJudge(models, nullptr);
+    if (!j.ok()) return Fail(j.status());
+    judge = std::move(*j);
+  }
+  data.judge_configured = judge != nullptr;
+  if (!judge) {
+    std::fprintf(stderr, "no judge configured (--judge-url): accuracy is not measured%s\n",
+                 data.socialmem ? "; open-ended SocialMem items are left out of MeanQ/MeanN" : "");
+  }
+  const bool tty = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  auto e = EmbeddedEngine::Open();
+  if (!e.ok()) return Fail(e.status());
+  engine::Memory* mem = (*e)->memory();
+  size_t total_msgs = 0;
+  for (const auto& c : convs) total_msgs += c.messages.size();
+  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) and deriving System 2\n",
+               convs.size(), total_msgs);
+  for (const auto& c : convs) {
+    for (size_t i = 0; i < c.messages.size(); i += 500) {
+      std::vector<storage::Message> batch(c.messages.begin() + i,
+                                          c.messages.begin() + std::min(c.messages.size(), i + 500));
+      auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
+      if (!r.ok()) return Fail(r.status());
+    }
+  }
+  for (const auto& c : convs) {
+    uint64_t newest = 0;
+    auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
+    if (!st.ok()) return Fail(st.status());
+  }
+  if (!mem->WaitForEmbeddings(std::chrono::minutes(30))) {
+    return Fail(absl::DeadlineExceededError("embeddings did not finish"));
+  }
+  auto query = [&](const std::string& channel, const std::string& question,
+                   const std::string& config, size_t k, bool answer) {
+    engine::QueryParams p;
+    p.channel = {storage::kDefaultTenant, channel};
+    p.question = question;
+    p.budgets.s1_top_k = static_cast<uint32_t>(k);
+    p.budgets.s1_recall_n = std::max<uint32_t>(40, static_cast<uint32_t>(k));
+    p.mode = config == "bm25"    ? retrieval::RecallMode::kBm25
+             : config == "dense" ? retrieval::RecallMode::kDense
+                                 : retrieval::RecallMode::kHybrid;
+    p.stages = config == "full" || config == "full+s2";
+    return mem->Query(p, answer);
+  };
+  auto progress = [&](const char* what) {
+    return [&, what](size_t done, size_t total) {
+      if (!tty || (done % 10 != 0 && done != total)) return;
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs ", what, done, total, secs);
+      if (done == total) std::fputs("\n", stderr);
+    };
+  };
+  eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
+                                  const std::string& config,
+                                  size_t k) -> absl::StatusOr<std::vector<std::string>> {
+    auto t = std::chrono::steady_clock::now();
+    auto r = query(channel, question, config, k, false);
+    if (!r.ok()) return r.status();
+    if (config == "full") {
+      data.latency_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+    }
+    std::vector<std::string> ids;
+    for (const auto& rm : r->pipeline.s1) ids.push_back(rm.message.message_id);
+    if (config == "full+s2") {
+      for (const auto& row : r->pipeline.s2) {
+        for (const auto* list : {&row.records, &row.sourced}) {
+          for (const auto& rec : *list) ids.insert(ids.end(), rec.from_ids.begin(), rec.from_ids.end());
+        }
+      }
+    }
+    return ids;
+  };
+  auto report = eval::EvaluateRetrieval(convs, {"bm25", "dense", "full", "full+s2"}, {5, 10, 20},
+                                        retrieve, progress("retrieval"));
+  if (!report.ok()) return Fail(report.status());
+  data.retrieval = std::move(*report);
+  // Answers at the paper's main configuration (top-k 10, S2 k 2 + source 1).
+  size_t total_q = 0, done_q = 0;
+  for (const auto& c : convs) total_q += c.questions.size();
+  auto answer_progress = progress("answers");
+  for (const auto& c : convs) {
+    for (const auto& q : c.questions) {
+      std::string asked = q.question;
+      if (!q.options.empty()) {
+        asked += "\nOptions:";
+        for (const auto& o : q.options) asked += "\n" + o;
+      }
+      auto r = query(c.channel, asked, "full", 10, true);
+      if (!r.ok()) return Fail(r.status());
+      eval::QaItem item;
+      item.network = c.channel;
+      item.id = q.id;
+      item.category = q.category;
+      item.question = q.question;
+      item.gold = q.answer.empty() ? q.correct_option : q.answer;
+      item.answer = r->answer;
+      item.token_f1 = eval::TokenF1(item.answer, item.gold);
+      item.multiple_choice = !q.options.empty() && !q.correct_option.empty();
+      if (item.multiple_choice) {
+        item.item_score = eval::MultipleChoiceScore(item.answer, q.options, q.correct_option);
+      }
+      if (judge) {
+        llm::StageCall call;
+        auto v = judge->Judge({q.question, item.gold, item.answer, false}, &call);
+        if (!v.ok()) return Fail(v.status());
+        item.judge = v->correct ? 1.0 : 0.0;
+        if (data.socialmem && !item.multiple_choice) {
+          auto pc = judge->Judge({q.question, item.gold, item.answer, true}, &call);
+          if (!pc.ok()) return Fail(pc.status());
+          item.item_score = pc->score;
+        }
+      }
+      data.qa.push_back(std::move(item));
+      answer_progress(++done_q, total_q);
+    }
+  }
+  data.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto md = eval::WriteReport(data, args.Get("out"));
+  if (!md.ok()) return Fail(md.status());
+  std::printf("%s", md->c_str());
+  std::fprintf(stderr, "report written to %s/report.json and report.md\n", args.Get("out").c_str());
+  return 0;
+}
+
 int CmdEvalWriter(const Args& args) {
   if (args.positional.size() < 3) return Usage("eval writer: give TRAJECTORY files");
   char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
@@ -779,10 +946,13 @@ int Main(int argc, char** argv) {
   }
   if (args.positional[0] == "eval") {
     if (args.positional.size() >= 2 && args.positional[1] == "writer") return CmdEvalWriter(args);
+    if (args.positional.size() >= 2 && args.positional[1] == "report") {
+      return CmdEvalReport(args, argc, argv);
+    }
     if (args.positional.size() >= 2 && args.positional[1] == "retrieval") {
       return CmdEvalRetrieval(args, args.Has("addr"));
     }
-    return Usage("eval: expected 'eval writer' or 'eval retrieval'");
+    return Usage("eval: expected 'eval writer', 'eval retrieval' or 'eval report'");
   }
   client::ClientOptions opts;
   const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
