@@ -971,10 +971,24 @@ rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache;
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // Index and filter blocks live in the block cache (bounded memory), but
+  // partitioned, with the top level and level-0 ones pinned and the rest in
+  // the cache's high-priority pool: a point read then never reloads a whole
+  // file's index because data blocks pushed it out.
   t.cache_index_and_filter_blocks = true;
+  t.cache_index_and_filter_blocks_with_high_priority = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  t.pin_top_level_index_and_filter = true;
+  t.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+  t.partition_filters = true;
   cfo.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   cfo.compression = rocksdb::kLZ4Compression;
   cfo.bottommost_compression = rocksdb::kZSTD;
+  if (family == ColumnFamily::kVectors) {
+    // Floats do not compress; don't spend compaction CPU trying.
+    cfo.compression = rocksdb::kNoCompression;
+    cfo.bottommost_compression = rocksdb::kNoCompression;
+  }
   if (family == ColumnFamily::kIndex) {
     cfo.memtable_insert_with_hint_prefix_extractor = std::make_shared<IndexHintPrefix>();
   }
@@ -994,9 +1008,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   dbo.create_if_missing = true;
   dbo.create_missing_column_families = true;
   dbo.IncreaseParallelism(std::max(1, options.background_threads));
-  // Flushes and compactions yield the CPU to request handling.
-  dbo.env->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::LOW);
-  dbo.env->LowerThreadPoolCPUPriority(rocksdb::Env::Priority::HIGH);
+  // Flushes and compactions keep normal CPU priority: starved of CPU by the
+  // Writer they let level-0 files pile up, which slows every read and
+  // finally stalls writes.
   dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
   dbo.max_total_wal_size = 256u << 20;
   dbo.keep_log_file_num = 5;

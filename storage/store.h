@@ -42,8 +42,9 @@ struct StoreOptions {
   // the acknowledgement) but not a power loss or kernel crash.
   // Default: false.
   bool sync = false;
-  // Shared block cache for reads. Default: 64 MiB.
-  size_t block_cache_bytes = 64u << 20;
+  // Shared block cache for reads (data, index and filter blocks).
+  // Default: 256 MiB.
+  size_t block_cache_bytes = 256u << 20;
   // Background compaction and flush threads. Default: 2.
   int background_threads = 2;
 };
