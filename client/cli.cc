@@ -25,6 +25,7 @@
 #include "datasets/datasets.h"
 #include "engine/memory.h"
 #include "eval/judge.h"
+#include "nlohmann/json.hpp"
 #include "eval/metrics.h"
 #include "eval/report.h"
 #include "eval/retrieval_eval.h"
@@ -899,40 +900,68 @@ int CmdEvalWriter(const Args& args) {
   if (mkdtemp(tmpl) == nullptr) return Fail(absl::InternalError("mkdtemp failed"));
   std::string work = tmpl;
   if (!args.Has("json")) {
-    std::printf("%-28s %8s %8s %8s %8s %8s %8s\n", "trajectory", "offline", "baseline", "records",
-                "ref", "updates", "calls");
+    std::printf("%-28s %8s %8s %8s %8s %8s %8s %8s %8s %6s\n", "trajectory", "SL", "baseline",
+                "chain", "memory", "records", "ref", "updates", "ref upd", "calls");
   }
-  double sum_off = 0, sum_base = 0;
+  double sum_off = 0, sum_base = 0, sum_chain = 0, sum_mem = 0;
+  size_t disagree = 0, ref_rejected = 0;
   int n = 0;
-  std::string json = "{\"trajectories\":[";
+  nlohmann::json out = {{"trajectories", nlohmann::json::array()}};
   for (size_t i = 2; i < args.positional.size(); ++i) {
     auto t = eval::LoadTrajectory(args.positional[i]);
     if (!t.ok()) return Fail(t.status());
     auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work + "/db");
     if (!r.ok()) return Fail(r.status());
-    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
+    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), r->reference.entries).score;
     std::string name = args.positional[i].substr(args.positional[i].find_last_of('/') + 1);
-    if (args.Has("json")) {
-      absl::StrAppend(&json, n ? "," : "", "{\"file\":\"", name, "\",\"offline\":", r->sl.score,
-                      ",\"baseline\":", base, ",\"records\":", r->records,
-                      ",\"reference_records\":", t->reference.size(),
-                      ",\"update_links\":", r->update_links, ",\"writer_calls\":",
-                      r->writer_calls, "}");
-    } else {
-      std::printf("%-28s %8.4f %8.4f %8zu %8zu %8zu %8zu\n", name.c_str(), r->sl.score, base,
-                  r->records, t->reference.size(), r->update_links, r->writer_calls);
+    out["trajectories"].push_back(
+        {{"file", name},
+         {"speaker_levenshtein", r->sl.score},
+         {"macro", r->sl.macro},
+         {"worst_owner", r->sl.worst},
+         {"chain", r->chain},
+         {"memory_reward", r->memory_reward},
+         {"one_per_message_baseline", base},
+         {"records", r->records},
+         {"reference_records", r->reference.entries.size()},
+         {"update_links", r->update_links},
+         {"reference_update_links", r->reference.edges.size()},
+         {"reference_actions_applied", r->reference.applied},
+         {"reference_actions_rejected", r->reference.rejected},
+         {"reference_rejections", r->reference.rejections},
+         {"replayed_vs_recorded_only_replayed", r->reference_only_replayed},
+         {"replayed_vs_recorded_only_recorded", r->reference_only_recorded},
+         {"writer_calls", r->writer_calls}});
+    if (!args.Has("json")) {
+      std::printf("%-28s %8.4f %8.4f %8.4f %8.4f %8zu %8zu %8zu %8zu %6zu\n", name.c_str(),
+                  r->sl.score, base, r->chain, r->memory_reward, r->records,
+                  r->reference.entries.size(), r->update_links, r->reference.edges.size(),
+                  r->writer_calls);
     }
+    disagree += r->reference_only_replayed + r->reference_only_recorded;
+    ref_rejected += r->reference.rejected;
     sum_off += r->sl.score;
     sum_base += base;
+    sum_chain += r->chain;
+    sum_mem += r->memory_reward;
     ++n;
   }
   rmdir(work.c_str());
+  out["mean_speaker_levenshtein"] = sum_off / n;
+  out["mean_baseline"] = sum_base / n;
+  out["mean_chain"] = sum_chain / n;
+  out["mean_memory_reward"] = sum_mem / n;
+  out["reference_note"] =
+      "reference = the trajectories' actions applied through SpeakerMem's own parse, validation "
+      "and apply code";
   if (args.Has("json")) {
-    absl::StrAppend(&json, "],\"mean_offline\":", sum_off / n, ",\"mean_baseline\":", sum_base / n,
-                    "}");
-    std::printf("%s\n", json.c_str());
+    std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("%-28s %8.4f %8.4f\n", "mean", sum_off / n, sum_base / n);
+    std::printf("%-28s %8.4f %8.4f %8.4f %8.4f\n", "mean", sum_off / n, sum_base / n,
+                sum_chain / n, sum_mem / n);
+    std::printf("reference: replayed through our validation; %zu reference actions rejected by "
+                "it, %zu entries differ from the files' recorded final states\n",
+                ref_rejected, disagree);
   }
   return 0;
 }

@@ -333,6 +333,41 @@ TEST_CASE("the offline Writer beats one-record-per-message on the reference traj
   CHECK(wins >= 8);
 }
 
+TEST_CASE("replaying the reference actions through our validation rebuilds the recorded states",
+          "[writer-eval][data]") {
+  std::string dir = TrajectoryDir();
+  if (dir.empty()) return;
+  testing::TempDir work;
+  size_t files = 0, updates = 0, rejected = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    auto t = eval::LoadTrajectory(entry.path().string());
+    REQUIRE_OK(t);
+    auto ref = eval::ReplayReference(*t, work.Sub("ref"));
+    REQUIRE_OK(ref);
+    // The replayed state is the recorded one, except where the reference
+    // Writer ADDed an exact copy of a record already in the state: our
+    // validation rejects that as duplicate_of_state (one such action in
+    // social_grp_1a2b3c4d), so the copy is missing from the replay.
+    size_t dups = ref->rejections.count("duplicate_of_state") ? ref->rejections.at("duplicate_of_state") : 0;
+    CHECK(ref->rejected == dups);
+    CHECK(ref->entries.size() + dups == t->reference.size());
+    if (dups == 0) {
+      CHECK(eval::SpeakerLevenshtein(ref->entries, t->reference).score == Approx(1.0));
+    } else {
+      CHECK(eval::SpeakerLevenshtein(ref->entries, t->reference).score > 0.95);
+    }
+    CHECK(ref->edges.size() == t->reference_updates);
+    rejected += ref->rejected;
+    updates += ref->edges.size();
+    ++files;
+  }
+  CHECK(files == 15);
+  CHECK(updates > 0);
+  CHECK(rejected == 1);
+}
+
 TEST_CASE("the offline Writer builds UPDATE chains on the manual update cases",
           "[writer-eval][data]") {
   std::string dir = TrajectoryDir();
