@@ -6,6 +6,7 @@
 // prints the details. --addr defaults to $SPEAKERMEM_ADDR or
 // 127.0.0.1:50151; --api-key to $SPEAKERMEM_API_KEY.
 #include <google/protobuf/util/json_util.h>
+#include <sstream>
 #include <unistd.h>
 
 #include <chrono>
@@ -69,6 +70,9 @@ constexpr char kUsage[] =
     "      recall@k and hit@k (k = 5, 10, 20) for BM25 only, dense only and the full\n"
     "      pipeline, overall and per category. Runs an embedded instance on a\n"
     "      temporary directory unless --addr is given.\n"
+    "  score-actions REQUEST.json|-\n"
+    "      Score a candidate Writer output (validity, penalties, memory reward) with\n"
+    "      the ScoreWriterActions RPC; REQUEST is a ScoreWriterActionsRequest in JSON.\n"
     "  eval report --format locomo|socialmem|jsonl --out DIR [--judge-url URL\n"
     "              --judge-model M [--judge-key-env VAR]] PATH...\n"
     "      Run a benchmark file end to end in an embedded instance: recall@k per\n"
@@ -736,6 +740,50 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   return 0;
 }
 
+int CmdScoreActions(client::Client* c, const Args& args) {
+  if (args.positional.size() < 2) return Usage("score-actions: give REQUEST.json (or - for stdin)");
+  std::string text;
+  if (args.positional[1] == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+  } else {
+    std::ifstream in(args.positional[1]);
+    if (!in) return Fail(absl::NotFoundError(absl::StrCat(args.positional[1], ": cannot open")));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  v1::ScoreWriterActionsRequest req;
+  auto parsed = google::protobuf::util::JsonStringToMessage(text, &req);
+  if (!parsed.ok()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat(args.positional[1], ": not a ScoreWriterActionsRequest: ",
+                     std::string(parsed.message()))));
+  }
+  auto resp = c->ScoreWriterActions(req);
+  if (!resp.ok()) return Fail(resp.status());
+  if (args.Has("json")) {
+    PrintJson(*resp);
+    return 0;
+  }
+  std::printf("validity %.4f  (json %.2f, schema %.2f, duplicate %.2f, stop %.2f; %u attempted, "
+              "budget %u)\n",
+              resp->validity(), resp->r_json(), resp->r_schema(), resp->r_dup(), resp->r_stop(),
+              resp->attempted(), resp->action_budget());
+  std::printf("penalty  %.4f  (json %d, action %d, count %d, length %d)\n", resp->penalty(),
+              resp->z_json(), resp->z_act(), resp->z_count(), resp->z_len());
+  for (const auto& r : resp->rejections()) {
+    std::printf("  action %u rejected: %s\n", r.index(), r.reason().c_str());
+  }
+  if (resp->has_memory()) {
+    std::printf("memory   %.4f  (SpeakerLevenshtein %.4f, chain %.4f)\n", resp->memory_reward(),
+                resp->speaker_levenshtein(), resp->chain());
+  }
+  std::printf("post-state: %d records\n", resp->post_state_size());
+  return 0;
+}
+
 int CmdEvalReport(const Args& args, int argc, char** argv) {
   if (args.positional.size() < 3) return Usage("eval report: give PATH...");
   if (!args.Has("out")) return Usage("eval report: give --out DIR");
@@ -1006,6 +1054,7 @@ int Main(int argc, char** argv) {
   if (cmd == "parked") return CmdParked(c.get(), args);
   if (cmd == "correct") return CmdCorrect(c.get(), args);
   if (cmd == "rederive") return CmdRederive(c.get(), args);
+  if (cmd == "score-actions") return CmdScoreActions(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -101,6 +101,11 @@ class GrpcClient final : public Client {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::CorrectRecord,
                 v1::CorrectRecordResponse());
   }
+  absl::StatusOr<v1::ScoreWriterActionsResponse> ScoreWriterActions(
+      const v1::ScoreWriterActionsRequest& req) override {
+    return Call("", req, &v1::SpeakerMem::Stub::ScoreWriterActions,
+                v1::ScoreWriterActionsResponse());
+  }
   absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) override {
     int wait_ms = static_cast<int>(req.timeout_ms() == 0 ? 600000 : req.timeout_ms());
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Rederive, v1::RederiveResponse(),

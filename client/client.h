@@ -68,6 +68,8 @@ class Client {
       const v1::CorrectRecordRequest& req) = 0;
   // Uses the request's timeout (plus a margin) as deadline.
   virtual absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) = 0;
+  virtual absl::StatusOr<v1::ScoreWriterActionsResponse> ScoreWriterActions(
+      const v1::ScoreWriterActionsRequest& req) = 0;
 
   // OK when the server's health service reports SERVING within `timeout_ms`.
   virtual absl::Status WaitForServing(int timeout_ms) = 0;

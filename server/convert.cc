@@ -113,6 +113,67 @@ void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRe
   out->set_operator_locked(r.operator_locked);
 }
 
+storage::Record FromProto(const v1::DerivedRecord& r) {
+  storage::Record out;
+  out.record_id = r.record_id();
+  out.content = r.content();
+  out.source = r.source();
+  out.owner = r.owner();
+  out.layer = LayerName(r.layer());
+  out.utype = r.utype();
+  out.event = r.event();
+  out.valid_at_ms = r.valid_at_ms();
+  out.from_ids.assign(r.from_ids().begin(), r.from_ids().end());
+  out.supersedes.assign(r.supersedes().begin(), r.supersedes().end());
+  out.superseded_by = r.superseded_by();
+  out.writer_pos = r.writer_pos();
+  out.session = r.session();
+  out.created_ms = r.created_ms();
+  out.operator_locked = r.operator_locked();
+  return out;
+}
+
+storage::Message FromProto(const v1::DialogueMessage& m, uint64_t seq) {
+  storage::Message out;
+  out.seq = m.seq() != 0 ? m.seq() : seq;
+  out.message_id = m.message_id().empty() ? absl::StrCat("~", out.seq) : m.message_id();
+  out.speaker = m.speaker();
+  out.speaker_id = m.speaker_id().empty() ? m.speaker() : m.speaker_id();
+  out.text = m.text();
+  out.timestamp_ms = m.timestamp_ms();
+  out.session = m.session();
+  out.turn = m.turn();
+  out.reply_to = m.reply_to();
+  return out;
+}
+
+void ToProto(const eval::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out) {
+  out->set_validity(r.validity);
+  out->set_r_json(r.r_json);
+  out->set_r_schema(r.r_schema);
+  out->set_r_dup(r.r_dup);
+  out->set_r_stop(r.r_stop);
+  out->set_attempted(static_cast<uint32_t>(r.attempted));
+  out->set_schema_valid(static_cast<uint32_t>(r.schema_valid));
+  out->set_unique_keys(static_cast<uint32_t>(r.unique_keys));
+  out->set_penalty(r.penalty);
+  out->set_z_json(r.z_json);
+  out->set_z_act(r.z_act);
+  out->set_z_count(r.z_count);
+  out->set_z_len(r.z_len);
+  out->set_action_budget(static_cast<uint32_t>(r.action_budget));
+  for (const auto& rej : r.rejections) {
+    auto* o = out->add_rejections();
+    o->set_index(static_cast<uint32_t>(rej.index));
+    o->set_reason(rej.reason);
+  }
+  for (const auto& rec : r.post_state) ToProto(rec, "", out->add_post_state());
+  out->set_has_memory(r.has_memory);
+  out->set_speaker_levenshtein(r.sl.score);
+  out->set_chain(r.chain);
+  out->set_memory_reward(r.memory_reward);
+}
+
 void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out) {
   out->set_first_seq(p.first_seq);
   out->set_last_seq(p.last_seq);

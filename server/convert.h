@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
+#include "eval/writer_rewards.h"
 #include "server/ingest_wire.pb.h"
 #include "speakermem/v1/speakermem.pb.h"
 #include "storage/types.h"
@@ -33,6 +34,12 @@ std::string LayerName(v1::Layer layer);
 v1::Layer LayerEnum(const std::string& name);
 void ToProto(const engine::QueryResult& r, const std::string& channel,
              const std::string& question, v1::QueryResponse* out);
+// A record given by a client (e.g. a Writer pre-state to score); the layer
+// enum becomes its code name. A record with superseded_by set is inactive.
+storage::Record FromProto(const v1::DerivedRecord& r);
+// A message given by a client outside Ingest; `seq` when the client gave none.
+storage::Message FromProto(const v1::DialogueMessage& m, uint64_t seq);
+void ToProto(const eval::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out);
 
 }  // namespace speakermem::server
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "engine/memory.h"
+#include "eval/writer_rewards.h"
 #include "server/convert.h"
 #include "server/metrics.h"
 #include <grpcpp/support/proto_buffer_reader.h>
@@ -95,7 +96,8 @@ using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_Ing
             S::WithCallbackMethod_Flush<S::WithCallbackMethod_ListRecords<
                 S::WithCallbackMethod_GetRecord<S::WithCallbackMethod_ListParked<
                     S::WithCallbackMethod_CorrectRecord<S::WithCallbackMethod_Rederive<
-                        S::WithCallbackMethod_Retrieve<S::Service>>>>>>>>>>>>>;
+                        S::WithCallbackMethod_Retrieve<
+                            S::WithCallbackMethod_ScoreWriterActions<S::Service>>>>>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -278,6 +280,45 @@ class Service final : public ServiceBase {
       if (!st.ok()) return st.status();
       resp->set_cursor_seq(st->cursor_seq);
       resp->set_segments(st->segments);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* ScoreWriterActions(CallbackServerContext* ctx,
+                                         const v1::ScoreWriterActionsRequest* req,
+                                         v1::ScoreWriterActionsResponse* resp) override {
+    return Unary("ScoreWriterActions", ctx, "", [&]() -> absl::Status {
+      const auto& limits = memory_->options().limits;
+      if (req->segment_size() == 0) return absl::InvalidArgumentError("segment: must not be empty");
+      if (static_cast<size_t>(req->segment_size()) > limits.max_batch_messages) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("segment: at most ", limits.max_batch_messages, " messages"));
+      }
+      constexpr int kMaxRecords = 10000;
+      if (req->pre_state_size() > kMaxRecords || req->reference_post_state_size() > kMaxRecords) {
+        return absl::InvalidArgumentError(absl::StrCat("pre_state/reference_post_state: at most ",
+                                                       kMaxRecords, " records"));
+      }
+      eval::WriterRewardInput in;
+      for (int i = 0; i < req->segment_size(); ++i) {
+        const v1::DialogueMessage& m = req->segment(i);
+        if (m.speaker().empty() || m.text().empty()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("segment[", i, "]: speaker and text are required"));
+        }
+        in.segment.push_back(FromProto(m, static_cast<uint64_t>(i) + 1));
+      }
+      for (const auto& r : req->pre_state()) in.pre_state.push_back(FromProto(r));
+      if (req->has_reference()) {
+        std::vector<storage::Record> ref;
+        for (const auto& r : req->reference_post_state()) ref.push_back(FromProto(r));
+        in.reference_post_state = std::move(ref);
+      }
+      in.output = req->output();
+      in.length_limit_reached = req->length_limit_reached();
+      absl::StatusOr<eval::WriterRewardOutput> out = eval::ScoreWriterActions(in);
+      if (!out.ok()) return out.status();
+      ToProto(*out, resp);
       return absl::OkStatus();
     });
   }

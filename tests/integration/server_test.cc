@@ -463,3 +463,52 @@ TEST_CASE("metrics endpoint exposes ingest, latency and store size", "[server][m
 
 }  // namespace
 }  // namespace speakermem
+
+namespace speakermem {
+namespace {
+
+TEST_CASE("ScoreWriterActions scores a rollout over gRPC", "[server][rewards]") {
+  testing::TestServer ts;
+  v1::ScoreWriterActionsRequest req;
+  auto* pre = req.add_pre_state();
+  pre->set_record_id("r000000000001");
+  pre->set_owner("Alice");
+  pre->set_source("Alice");
+  pre->set_layer(v1::CORE);
+  pre->set_content("Alice drinks tea");
+  for (auto [speaker, text] : std::vector<std::pair<std::string, std::string>>{
+           {"Alice", "I drink coffee now"}, {"Bob", "I moved to Lisbon"}}) {
+    auto* m = req.add_segment();
+    m->set_speaker(speaker);
+    m->set_text(text);
+    m->set_timestamp_ms(1700000000000);
+  }
+  req.set_output(
+      R"({"actions":[{"action":"UPDATE","entry_id":"r000000000001","content":"Alice drinks coffee"},)"
+      R"({"action":"ADD","owner":"Bob","source":"Bob","layer":"per_speaker_core","content":"Bob lives in Lisbon"}]})");
+  auto r = ts.client()->ScoreWriterActions(req);
+  REQUIRE_OK(r);
+  CHECK(r->validity() == Approx(1.0));
+  CHECK(r->penalty() == 0.0);
+  CHECK(r->attempted() == 2);
+  CHECK(r->post_state_size() == 3);
+  CHECK_FALSE(r->has_memory());
+  // Against its own post-state as the reference: memory reward 1.
+  req.set_has_reference(true);
+  *req.mutable_reference_post_state() = r->post_state();
+  auto m = ts.client()->ScoreWriterActions(req);
+  REQUIRE_OK(m);
+  CHECK(m->has_memory());
+  CHECK(m->memory_reward() == Approx(1.0));
+  // Garbage output: json penalty, zero validity; an empty segment is refused.
+  req.set_output("no actions here");
+  auto bad = ts.client()->ScoreWriterActions(req);
+  REQUIRE_OK(bad);
+  CHECK(bad->validity() == 0.0);
+  CHECK(bad->z_json());
+  req.clear_segment();
+  REQUIRE_CODE(ts.client()->ScoreWriterActions(req), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace speakermem
