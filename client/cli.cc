@@ -25,7 +25,9 @@
 #include "common/clock.h"
 #include "datasets/datasets.h"
 #include "engine/memory.h"
+#include "absl/strings/ascii.h"
 #include "eval/judge.h"
+#include "writer/writer_model.h"
 #include "nlohmann/json.hpp"
 #include "eval/metrics.h"
 #include "eval/report.h"
@@ -70,6 +72,9 @@ constexpr char kUsage[] =
     "      recall@k and hit@k (k = 5, 10, 20) for BM25 only, dense only and the full\n"
     "      pipeline, overall and per category. Runs an embedded instance on a\n"
     "      temporary directory unless --addr is given.\n"
+    "  trajectories --channel C [--out FILE]\n"
+    "      Export the channel's captured Writer transitions (writer.capture_trajectories)\n"
+    "      as SFT/RL data, in the layout of the reference trajectories.\n"
     "  score-actions REQUEST.json|-\n"
     "      Score a candidate Writer output (validity, penalties, memory reward) with\n"
     "      the ScoreWriterActions RPC; REQUEST is a ScoreWriterActionsRequest in JSON.\n"
@@ -740,6 +745,92 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   return 0;
 }
 
+// The channel's captured Writer transitions as one file in the layout of the
+// reference trajectories (../shared/data/socialmem/trajectories).
+int CmdTrajectories(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("trajectories: --channel is required");
+  const std::string channel = args.Get("channel");
+  v1::ListTransitionsRequest req;
+  req.set_channel(channel);
+  req.set_page_size(200);
+  nlohmann::json transitions = nlohmann::json::array();
+  std::map<std::string, size_t> action_counts;
+  uint32_t window = 0;
+  std::string writer;
+  bool enabled = false;
+  do {
+    auto resp = c->ListTransitions(req);
+    if (!resp.ok()) return Fail(resp.status());
+    window = resp->window_size();
+    writer = resp->writer();
+    enabled = resp->capture_enabled();
+    for (const auto& t : resp->transitions()) {
+      nlohmann::json j = nlohmann::json::parse(t, nullptr, false);
+      if (j.is_discarded()) return Fail(absl::DataLossError("a stored transition is not JSON"));
+      j["turn"] = transitions.size();
+      j["segment_index"] = transitions.size();
+      for (const auto& a : j["actions"]) {
+        if (a.contains("action") && a["action"].is_string()) ++action_counts[a["action"].get<std::string>()];
+      }
+      transitions.push_back(std::move(j));
+    }
+    req.set_after_seq(resp->next_after_seq());
+  } while (req.after_seq() != 0);
+  // The final state: every record with its chain links.
+  v1::ListRecordsRequest rr;
+  rr.set_channel(channel);
+  rr.set_include_superseded(true);
+  rr.set_page_size(1000);
+  nlohmann::json entries = nlohmann::json::array(), heads = nlohmann::json::array(),
+                 edges = nlohmann::json::array();
+  do {
+    auto resp = c->ListRecords(rr);
+    if (!resp.ok()) return Fail(resp.status());
+    for (const auto& r : resp->records()) {
+      std::vector<std::string> from(r.from_ids().begin(), r.from_ids().end());
+      entries.push_back({{"entry_id", r.record_id()},
+                         {"owner", r.owner()},
+                         {"source", r.source()},
+                         {"layer", writer::PaperLayerName(absl::AsciiStrToLower(v1::Layer_Name(r.layer())))},
+                         {"utype", r.utype()},
+                         {"content", r.content()},
+                         {"from_ids", from},
+                         {"superseded_by", r.superseded_by()}});
+      if (r.superseded_by().empty()) heads.push_back(r.record_id());
+      for (const auto& old : r.supersedes()) edges.push_back({{"old", old}, {"new", r.record_id()}});
+    }
+    rr.set_page_token(resp->next_page_token());
+  } while (!rr.page_token().empty());
+  nlohmann::json doc = {
+      {"schema", "speakermem-v4-trajectories/1"},
+      {"teacher", {{"writer", writer}}},
+      {"window_size", window},
+      {"network_id", channel},
+      {"source", {{"system", "speakermem"}, {"captured", true}}},
+      {"transitions", transitions},
+      {"final_state", {{"entries", entries}, {"heads", heads}, {"update_edges", edges}}},
+      {"qa_pairs", nlohmann::json::array()},
+      {"stats",
+       {{"transitions", transitions.size()},
+        {"actions", action_counts},
+        {"derived_entries", heads.size()},
+        {"update_edges", edges.size()}}}};
+  if (transitions.empty()) {
+    std::fprintf(stderr, "speakermem: no captured transitions in '%s'%s\n", channel.c_str(),
+                 enabled ? "" : " (capture is off: writer.capture_trajectories)");
+  }
+  const std::string text = doc.dump(2) + "\n";
+  if (args.Has("out")) {
+    std::ofstream out(args.Get("out"), std::ios::trunc);
+    out << text;
+    if (!out.good()) return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
+    std::fprintf(stderr, "%zu transitions written to %s\n", transitions.size(), args.Get("out").c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+  return 0;
+}
+
 int CmdScoreActions(client::Client* c, const Args& args) {
   if (args.positional.size() < 2) return Usage("score-actions: give REQUEST.json (or - for stdin)");
   std::string text;
@@ -1055,6 +1146,7 @@ int Main(int argc, char** argv) {
   if (cmd == "correct") return CmdCorrect(c.get(), args);
   if (cmd == "rederive") return CmdRederive(c.get(), args);
   if (cmd == "score-actions") return CmdScoreActions(c.get(), args);
+  if (cmd == "trajectories") return CmdTrajectories(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -106,6 +106,11 @@ class GrpcClient final : public Client {
     return Call("", req, &v1::SpeakerMem::Stub::ScoreWriterActions,
                 v1::ScoreWriterActionsResponse());
   }
+  absl::StatusOr<v1::ListTransitionsResponse> ListTransitions(
+      const v1::ListTransitionsRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListTransitions,
+                v1::ListTransitionsResponse());
+  }
   absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) override {
     int wait_ms = static_cast<int>(req.timeout_ms() == 0 ? 600000 : req.timeout_ms());
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Rederive, v1::RederiveResponse(),

@@ -70,6 +70,8 @@ class Client {
   virtual absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) = 0;
   virtual absl::StatusOr<v1::ScoreWriterActionsResponse> ScoreWriterActions(
       const v1::ScoreWriterActionsRequest& req) = 0;
+  virtual absl::StatusOr<v1::ListTransitionsResponse> ListTransitions(
+      const v1::ListTransitionsRequest& req) = 0;
 
   // OK when the server's health service reports SERVING within `timeout_ms`.
   virtual absl::Status WaitForServing(int timeout_ms) = 0;

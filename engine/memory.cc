@@ -206,6 +206,30 @@ absl::StatusOr<std::vector<storage::ParkedSegment>> Memory::ListParked(
   return store_->ListParked(channel);
 }
 
+absl::StatusOr<Memory::TransitionPage> Memory::ListTransitions(const storage::ChannelRef& channel,
+                                                               uint64_t after_seq,
+                                                               uint32_t page_size) {
+  SM_RETURN_IF_ERROR(CheckChannel(channel));
+  uint32_t limit = page_size == 0 ? options_.default_page_size
+                                  : std::min(page_size, options_.max_page_size);
+  SM_ASSIGN_OR_RETURN(auto rows, store_->ListTransitions(channel, after_seq, limit + 1));
+  TransitionPage page;
+  for (auto& [seq, json] : rows) {
+    if (page.transitions.size() == limit) {
+      page.next_after_seq = rows[limit - 1].first;
+      break;
+    }
+    page.transitions.push_back(std::move(json));
+  }
+  return page;
+}
+
+std::string Memory::WriterName() const {
+  absl::StatusOr<llm::EndpointConfig> c = options_.models.Resolve("writer");
+  if (!c.ok() || c->provider != "openai") return "offline/rule-writer";
+  return absl::StrCat("openai/", c->model);
+}
+
 absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progress) {
   // A different embedding model makes every stored vector stale.
   SM_ASSIGN_OR_RETURN(std::string stored_fp, store_->GetSetting("embed_model"));

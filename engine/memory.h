@@ -118,6 +118,16 @@ class Memory {
   // the next start loads them instead of rebuilding.
   absl::Status SaveShards();
 
+  // Captured Writer transitions (JSON each), paged by segment first seq.
+  struct TransitionPage {
+    std::vector<std::string> transitions;
+    uint64_t next_after_seq = 0;  // 0: no more
+  };
+  absl::StatusOr<TransitionPage> ListTransitions(const storage::ChannelRef& channel,
+                                                 uint64_t after_seq, uint32_t page_size);
+  // "provider/model" of the Writer.
+  std::string WriterName() const;
+
   // Validates the whole batch, then appends it atomically and durably.
   // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
   // message is bad. `message_channels` as in storage::ValidateMessages.

@@ -193,6 +193,12 @@ std::vector<Knob> BuildKnobs() {
   k.push_back(IntKnob<size_t>("writer", "max_heads",
                               "Most current records shown to the Writer per segment.",
                               [](C* c) { return &c->memory.writer.max_heads; }, 0, 10000));
+  k.push_back(BoolKnob("writer", "capture_trajectories",
+                       "Record each applied Writer segment (messages, heads shown, raw model "
+                       "output, validation report, applied actions) for export as training "
+                       "data with `speakermem trajectories`. Off by default: it stores the "
+                       "conversation text a second time.",
+                       [](C* c) { return &c->memory.writer.capture_trajectories; }));
   k.push_back(IntKnob<size_t>("writer", "head_token_budget",
                               "Estimated tokens of current records shown to the Writer.",
                               [](C* c) { return &c->memory.writer.head_token_budget; }, 0,

@@ -97,7 +97,8 @@ using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_Ing
                 S::WithCallbackMethod_GetRecord<S::WithCallbackMethod_ListParked<
                     S::WithCallbackMethod_CorrectRecord<S::WithCallbackMethod_Rederive<
                         S::WithCallbackMethod_Retrieve<
-                            S::WithCallbackMethod_ScoreWriterActions<S::Service>>>>>>>>>>>>>>;
+                            S::WithCallbackMethod_ScoreWriterActions<
+                                S::WithCallbackMethod_ListTransitions<S::Service>>>>>>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -319,6 +320,23 @@ class Service final : public ServiceBase {
       absl::StatusOr<eval::WriterRewardOutput> out = eval::ScoreWriterActions(in);
       if (!out.ok()) return out.status();
       ToProto(*out, resp);
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* ListTransitions(CallbackServerContext* ctx,
+                                      const v1::ListTransitionsRequest* req,
+                                      v1::ListTransitionsResponse* resp) override {
+    return Unary("ListTransitions", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      absl::StatusOr<engine::Memory::TransitionPage> page = memory_->ListTransitions(
+          ChannelOf(ctx, req->channel()), req->after_seq(), req->page_size());
+      if (!page.ok()) return page.status();
+      for (auto& t : page->transitions) resp->add_transitions(std::move(t));
+      resp->set_next_after_seq(page->next_after_seq);
+      resp->set_window_size(static_cast<uint32_t>(memory_->options().writer.window));
+      resp->set_writer(memory_->WriterName());
+      resp->set_capture_enabled(memory_->options().writer.capture_trajectories);
       return absl::OkStatus();
     });
   }

@@ -133,6 +133,18 @@ std::string ParkedKey(const ChannelRef& ch, uint64_t first_seq) {
   return k;
 }
 
+std::string TransitionPrefix(const ChannelRef& ch) {
+  std::string k = ChannelPrefix(ch);
+  k.push_back('j');
+  return k;
+}
+
+std::string TransitionKey(const ChannelRef& ch, uint64_t first_seq) {
+  std::string k = TransitionPrefix(ch);
+  AppendBE64(first_seq, &k);
+  return k;
+}
+
 std::string VectorKey(const ChannelRef& ch, char kind, uint64_t id) {
   std::string k = ChannelPrefix(ch);
   k.push_back(kind);

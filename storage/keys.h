@@ -15,6 +15,7 @@
 //   meta      <prefix>w                               -> StoredWriterState
 //   meta      <prefix>p<first_seq BE64>               -> StoredParked
 //   meta      <prefix>r<speaker_id>                   -> StoredRosterEntry
+//   meta      <prefix>j<first_seq BE64>               -> captured Writer transition (JSON)
 //   vectors   <prefix><kind m|r><id BE64>             -> u32 dim + dim floats (LE)
 //   default   format_version                          -> decimal int
 //   default   setting/<name>                          -> string
@@ -55,6 +56,8 @@ std::string RecordLayerKey(const ChannelRef& ch, absl::string_view record_id);
 std::string WriterStateKey(const ChannelRef& ch);
 std::string ParkedPrefix(const ChannelRef& ch);
 std::string ParkedKey(const ChannelRef& ch, uint64_t first_seq);
+std::string TransitionPrefix(const ChannelRef& ch);
+std::string TransitionKey(const ChannelRef& ch, uint64_t first_seq);
 std::string VectorKey(const ChannelRef& ch, char kind, uint64_t id);
 
 // Splits a key into tenant, channel and the remainder after the channel

@@ -189,6 +189,8 @@ class RocksStore final : public Store {
   absl::Status PutSetting(const std::string& key, const std::string& value) override;
   absl::StatusOr<Record> GetRecord(const ChannelRef& channel,
                                    const std::string& record_id) override;
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> ListTransitions(
+      const ChannelRef& ch, uint64_t after_seq, uint32_t limit) override;
   absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
 
  private:
@@ -746,6 +748,10 @@ absl::Status RocksStore::ApplySegment(const ChannelRef& ch, const SegmentApply& 
     batch.Put(cf(ColumnFamily::kMeta), keys::ParkedKey(ch, apply.parked.first_seq),
               sp.SerializeAsString());
   }
+  if (!apply.transition.empty()) {
+    batch.Put(cf(ColumnFamily::kMeta), keys::TransitionKey(ch, apply.transition_seq),
+              apply.transition);
+  }
   if (apply.unpark_first_seq != 0) {
     batch.Delete(cf(ColumnFamily::kMeta), keys::ParkedKey(ch, apply.unpark_first_seq));
   }
@@ -911,6 +917,21 @@ absl::StatusOr<std::vector<ParkedSegment>> RocksStore::ListParked(const ChannelR
     out.push_back(std::move(p));
   }
   SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan parked segments"));
+  return out;
+}
+
+absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> RocksStore::ListTransitions(
+    const ChannelRef& ch, uint64_t after_seq, uint32_t limit) {
+  const std::string prefix = keys::TransitionPrefix(ch);
+  std::vector<std::pair<uint64_t, std::string>> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta)));
+  for (it->Seek(keys::TransitionKey(ch, after_seq + 1));
+       it->Valid() && it->key().starts_with(prefix) && out.size() < limit; it->Next()) {
+    out.emplace_back(keys::DecodeBE64(absl::string_view(it->key().data() + prefix.size(), 8)),
+                     it->value().ToString());
+  }
+  SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan captured transitions"));
   return out;
 }
 

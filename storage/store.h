@@ -140,6 +140,10 @@ class Store {
                                            const std::string& record_id) = 0;
 
   virtual absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) = 0;
+  // Captured Writer transitions (JSON) by segment first seq, in order, from
+  // the first after `after_seq`, at most `limit`.
+  virtual absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> ListTransitions(
+      const ChannelRef& channel, uint64_t after_seq, uint32_t limit) = 0;
 
   // ---------------------------------------------------------------- vectors
 

@@ -150,6 +150,10 @@ struct SegmentApply {
   bool park = false;
   ParkedSegment parked;            // with park
   uint64_t unpark_first_seq = 0;   // non-zero: remove this parked segment
+  // Non-empty: a captured Writer transition (JSON), stored with the apply
+  // under the segment's first seq.
+  std::string transition;
+  uint64_t transition_seq = 0;
 };
 
 struct RecordQuery {

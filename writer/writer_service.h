@@ -51,6 +51,10 @@ struct WriterOptions {
   // Scratch space for Rederive (a temporary store per run). Default: the
   // system temporary directory.
   std::string scratch_dir;
+  // Record every applied segment's transition (messages, the heads shown,
+  // the raw model output, the validation report, the applied actions) for
+  // export as SFT/RL data. Default: false.
+  bool capture_trajectories = false;
 };
 
 // Thread-safe.

@@ -2,6 +2,7 @@
 // offline Writer or a fake model endpoint as the Writer.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -537,6 +538,107 @@ TEST_CASE("a failed Rederive keeps the old derived state", "[writer-service][red
   auto after = AllRecords(ts.client(), "f");
   REQUIRE(after.size() == before.size());
   for (size_t i = 0; i < after.size(); ++i) CHECK(after[i].record_id() == before[i].record_id());
+}
+
+}  // namespace
+}  // namespace speakermem
+
+// ------------------------------------------------------ trajectory capture
+
+namespace speakermem {
+namespace {
+
+void IngestChat(client::Client* c, const std::string& channel, int n) {
+  v1::IngestRequest req;
+  req.set_channel(channel);
+  const char* lines[] = {"I prefer the beach venue in Lisbon for the offsite",
+                         "I think the budget is too tight for Lisbon",
+                         "We decided to book the Lisbon venue for May",
+                         "Actually I now prefer the mountain venue in Porto"};
+  const char* who[] = {"Alice", "Bob", "Carol"};
+  for (int i = 0; i < n; ++i) {
+    auto* m = req.add_messages();
+    m->set_message_id("t" + std::to_string(i));
+    m->set_speaker(who[i % 3]);
+    m->set_text(std::string(lines[i % 4]) + " (" + std::to_string(i) + ")");
+    m->set_timestamp_ms(1700000000000 + i * 60000);
+    m->set_session("s1");
+  }
+  REQUIRE_OK(c->Ingest(req));
+}
+
+TEST_CASE("captured transitions replay to the same derived state", "[writer-service][capture]") {
+  testing::TestServer ts([](server::ServerConfig* c) {
+    c->memory.writer.capture_trajectories = true;
+    c->memory.writer.idle_flush_ms = 0;
+  });
+  IngestChat(ts.client(), "cap", 60);
+  testing::FlushWait(ts.client(), "cap");
+  // Page through them one at a time.
+  v1::ListTransitionsRequest req;
+  req.set_channel("cap");
+  req.set_page_size(1);
+  nlohmann::json transitions = nlohmann::json::array();
+  v1::ListTransitionsResponse last;
+  do {
+    auto r = ts.client()->ListTransitions(req);
+    REQUIRE_OK(r);
+    CHECK(r->transitions_size() <= 1);
+    for (const auto& t : r->transitions()) transitions.push_back(nlohmann::json::parse(t));
+    req.set_after_seq(r->next_after_seq());
+    last = *r;
+  } while (req.after_seq() != 0);
+  CHECK(last.capture_enabled());
+  CHECK(last.window_size() == 25);
+  REQUIRE(transitions.size() == 3);  // 25 + 25 + 10 messages
+  for (const auto& t : transitions) {
+    CHECK(t["messages"].size() >= 10);
+    CHECK(t["report"]["json_valid"].get<bool>());
+    CHECK_FALSE(t["target_text"].get<std::string>().empty());
+    CHECK(t.contains("pre_state"));
+    CHECK(t.contains("post_state"));
+  }
+  // Written out in the reference layout, the file loads as a trajectory and
+  // its actions, replayed through validation, rebuild what the server holds.
+  testing::TempDir dir;
+  const std::string path = dir.Sub("cap.json");
+  std::ofstream(path) << nlohmann::json{{"schema", "speakermem-v4-trajectories/1"},
+                                        {"window_size", 25},
+                                        {"network_id", "cap"},
+                                        {"transitions", transitions}}
+                             .dump();
+  auto t = eval::LoadTrajectory(path);
+  REQUIRE_OK(t);
+  CHECK(t->messages.size() == 60);
+  auto replayed = eval::ReplayReference(*t, dir.Sub("replay"));
+  REQUIRE_OK(replayed);
+  std::vector<eval::StateEntry> live;
+  v1::ListRecordsRequest lr;
+  lr.set_channel("cap");
+  lr.set_page_size(1000);
+  auto records = ts.client()->ListRecords(lr);
+  REQUIRE_OK(records);
+  for (const auto& r : records->records()) {
+    live.push_back(eval::StateEntry{r.owner(), r.source(), v1::Layer_Name(r.layer()), r.content()});
+  }
+  REQUIRE(!live.empty());
+  CHECK(replayed->entries.size() == live.size());
+  CHECK(eval::SpeakerLevenshtein(replayed->entries, live).score == Approx(1.0));
+  CHECK(replayed->rejected == 0);
+}
+
+TEST_CASE("without capture no transitions are kept", "[writer-service][capture]") {
+  testing::TestServer ts([](server::ServerConfig* c) { c->memory.writer.idle_flush_ms = 0; });
+  IngestChat(ts.client(), "nocap", 30);
+  testing::FlushWait(ts.client(), "nocap");
+  v1::ListTransitionsRequest req;
+  req.set_channel("nocap");
+  auto r = ts.client()->ListTransitions(req);
+  REQUIRE_OK(r);
+  CHECK(r->transitions_size() == 0);
+  CHECK_FALSE(r->capture_enabled());
+  req.set_channel("missing");
+  REQUIRE_CODE(ts.client()->ListTransitions(req), absl::StatusCode::kNotFound);
 }
 
 }  // namespace
