@@ -884,6 +884,10 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
   eval::ReportData data;
   data.dataset = args.Get("format", "auto");
   data.socialmem = *format == datasets::Format::kSocialMem;
+  if (*format == datasets::Format::kLocomo) {
+    data.category_names = {{"1", "multi-hop"}, {"2", "temporal"}, {"3", "open-domain"},
+                           {"4", "single-hop"}, {"5", "adversarial"}};
+  }
   for (int i = 0; i < argc; ++i) {
     absl::StrAppend(&data.command, i == 0 ? "speakermem" : " ", i == 0 ? "" : argv[i]);
   }
@@ -940,8 +944,10 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
     return Fail(absl::DeadlineExceededError("embeddings did not finish"));
   }
   auto query = [&](const std::string& channel, const std::string& question,
-                   const std::string& config, size_t k, bool answer) {
+                   const std::string& config, size_t k, bool answer,
+                   const std::vector<std::string>& options = {}) {
     engine::QueryParams p;
+    p.options = options;
     p.channel = {storage::kDefaultTenant, channel};
     p.question = question;
     p.budgets.s1_top_k = static_cast<uint32_t>(k);
@@ -991,12 +997,7 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
   auto answer_progress = progress("answers");
   for (const auto& c : convs) {
     for (const auto& q : c.questions) {
-      std::string asked = q.question;
-      if (!q.options.empty()) {
-        asked += "\nOptions:";
-        for (const auto& o : q.options) asked += "\n" + o;
-      }
-      auto r = query(c.channel, asked, "full", 10, true);
+      auto r = query(c.channel, q.question, "full", 10, true, q.options);
       if (!r.ok()) return Fail(r.status());
       eval::QaItem item;
       item.network = c.channel;

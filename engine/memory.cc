@@ -409,6 +409,7 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   req.mode = params.mode;
   req.stages = params.stages;
   req.answer = answer;
+  req.options = params.options;
   QueryResult result;
   SM_ASSIGN_OR_RETURN(result.pipeline, pipeline_->Run(req));
   if (result.pipeline.answer) {

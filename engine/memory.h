@@ -82,6 +82,7 @@ struct QueryParams {
   std::optional<retrieval::Tense> tense;
   retrieval::RecallMode mode = retrieval::RecallMode::kHybrid;
   bool stages = true;  // false for the BM25-only / dense-only baselines
+  std::vector<std::string> options;  // multiple choice: LETTER: text
 };
 
 struct QueryResult {

@@ -127,6 +127,11 @@ char OptionLetter(absl::string_view answer, size_t options) {
   for (const char* prefix : {"ANSWER:", "ANSWER IS", "OPTION"}) {
     if (s.rfind(prefix, 0) == 0) s = std::string(absl::StripAsciiWhitespace(s.substr(strlen(prefix))));
   }
+  // "C: text", "C. text", "C) text": the letter leads.
+  if (s.size() >= 2 && s[0] >= 'A' && s[0] < 'A' + static_cast<int>(options) &&
+      (s[1] == ':' || s[1] == '.' || s[1] == ')') && (s.size() == 2 || s[2] == ' ')) {
+    return s[0];
+  }
   std::string letters;
   for (char c : s) {
     if (c == '(' || c == ')' || c == '.' || c == ':' || c == ' ') continue;
@@ -151,8 +156,9 @@ double MultipleChoiceScore(absl::string_view answer, const std::vector<std::stri
   int picked = -1, count = 0;
   for (size_t i = 0; i < options.size(); ++i) {
     std::string o = absl::AsciiStrToLower(absl::StripAsciiWhitespace(options[i]));
-    // Options may carry their letter: "B. text" / "B) text".
-    if (o.size() > 3 && o[0] >= 'a' && o[0] <= 'z' && (o[1] == '.' || o[1] == ')') && o[2] == ' ') {
+    // Options may carry their letter: "B. text", "B) text", "B: text".
+    if (o.size() > 3 && o[0] >= 'a' && o[0] <= 'z' && (o[1] == '.' || o[1] == ')' || o[1] == ':') &&
+        o[2] == ' ') {
       o = o.substr(3);
     }
     while (!o.empty() && o.back() == '.') o.pop_back();

@@ -68,6 +68,10 @@ bool Gnuplot(const std::filesystem::path& dir, const std::string& script) {
 }  // namespace
 
 absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::string& dir_name) {
+  auto label = [&](const std::string& cat) {
+    auto it = data.category_names.find(cat);
+    return it == data.category_names.end() ? cat : absl::StrCat(cat, " ", it->second);
+  };
   const std::filesystem::path dir(dir_name);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -170,7 +174,7 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
     }
     WriteFile(dir / "recall_at_k.dat", dat);
     std::string gp =
-        "set terminal pngcairo size 800,500\nset output 'recall_at_k.png'\n"
+        "set terminal pngcairo noenhanced size 800,500\nset output 'recall_at_k.png'\n"
         "set title 'System 1 evidence recall@k'\nset xlabel 'k'\nset ylabel 'recall (%)'\n"
         "set key left top\nset grid\nset yrange [0:100]\n";
     std::vector<std::string> parts;
@@ -191,7 +195,7 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
     for (const auto& c : configs) absl::StrAppend(&dat, " ", c);
     dat += "\n";
     for (const auto& cat : categories) {
-      absl::StrAppend(&dat, "\"", cat, "\"");
+      absl::StrAppend(&dat, "\"", label(cat), "\"");
       for (const auto& c : configs) {
         const auto& bc = rr.configs.at(c).by_category;
         auto it = bc.find(cat);
@@ -202,7 +206,7 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
     }
     WriteFile(dir / "categories.dat", dat);
     std::string gp = absl::StrCat(
-        "set terminal pngcairo size 900,500\nset output 'categories.png'\n"
+        "set terminal pngcairo noenhanced size 900,500\nset output 'categories.png'\n"
         "set title 'recall@", k_mid, " by question category'\nset ylabel 'recall (%)'\n"
         "set style data histograms\nset style histogram clustered gap 1\n"
         "set style fill solid 0.8 border -1\nset yrange [0:100]\nset grid ytics\n"
@@ -222,7 +226,7 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
     const double top = std::max(1.0, Quantile(data.latency_ms, 0.995));
     const double width = top / 40;
     std::string gp = absl::StrCat(
-        "set terminal pngcairo size 800,500\nset output 'latency.png'\n"
+        "set terminal pngcairo noenhanced size 800,500\nset output 'latency.png'\n"
         "set title 'Retrieve latency, full pipeline (", data.latency_ms.size(),
         " calls)'\nset xlabel 'ms'\nset ylabel 'calls'\nset grid\n",
         absl::StrFormat("width = %.6f\n", width),
@@ -270,7 +274,7 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
                   ".\n\n| category | questions | token-F1 | accuracy |\n|---|---|---|---|\n");
   for (const auto& [c, items] : by_cat) {
     QaSummary s = Summarize(items);
-    absl::StrAppend(&md, "| ", c, " | ", s.questions, absl::StrFormat(" | %.2f | ", s.f1),
+    absl::StrAppend(&md, "| ", label(c), " | ", s.questions, absl::StrFormat(" | %.2f | ", s.f1),
                     data.judge_configured ? absl::StrFormat("%.2f", s.accuracy) : "-", " |\n");
   }
   if (data.socialmem) {

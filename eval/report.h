@@ -5,6 +5,7 @@
 #ifndef SPEAKERMEM_EVAL_REPORT_H_
 #define SPEAKERMEM_EVAL_REPORT_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ struct ReportData {
   std::vector<QaItem> qa;
   bool judge_configured = false;
   bool socialmem = false;  // report MeanQ/MeanN
+  // Display names of question categories (e.g. LoCoMo "2" -> "temporal").
+  std::map<std::string, std::string> category_names;
   double seconds = 0;      // wall time of the run
 };
 

@@ -242,7 +242,12 @@ class ModelAnswer final : public AnswerStage {
   explicit ModelAnswer(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
 
   absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
-    std::string user = absl::StrCat("Question: ", in.question, "\nEvidence:\n");
+    std::string user = absl::StrCat("Question: ", in.question, "\n");
+    if (!in.options.empty()) {
+      absl::StrAppend(&user, "Options (answer with exactly one, as \"LETTER: text\"):\n");
+      for (const auto& o : in.options) absl::StrAppend(&user, "  ", o, "\n");
+    }
+    absl::StrAppend(&user, "Evidence:\n");
     for (const auto& e : in.evidence) {
       if (e.layer.empty()) {
         absl::StrAppend(&user, "- id=", e.id, " message, ", When(e.timestamp_ms), ", ",

@@ -1,6 +1,7 @@
 // Offline (no model) implementations of the query stages: deterministic,
 // dependency-free, good enough for demos and tests (DESIGN 4).
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <map>
 
@@ -382,6 +383,7 @@ class OfflineAnswer final : public AnswerStage {
     }
     double best = 0, max_score = 0;
     int best_i = -1;
+    std::vector<double> scores(in.evidence.size(), 0.0);
     for (const auto& e : in.evidence) max_score = std::max(max_score, e.score);
     for (size_t i = 0; i < in.evidence.size(); ++i) {
       const EvidenceItem& e = in.evidence[i];
@@ -405,12 +407,51 @@ class OfflineAnswer final : public AnswerStage {
         s += 0.5 * (e.layer.empty() ? e.score / max_score : 1.0);
         if (!e.layer.empty() && in.projection.tense == Tense::kHead) s *= 1.1;
       }
+      scores[i] = s;
       if (s > best) {
         best = s;
         best_i = static_cast<int>(i);
       }
     }
     AnswerOutput out;
+    if (!in.options.empty()) {
+      // Multiple choice: the option the relevant evidence supports most, an
+      // item counting by its relevance times the share of the option's
+      // words it contains (speaker included).
+      double top = 0;
+      int pick = -1;
+      for (size_t o = 0; o < in.options.size(); ++o) {
+        const std::string& opt = in.options[o];
+        const size_t colon = opt.find(':');
+        std::vector<std::string> words;
+        for (auto& w : StemmedTokens(colon == std::string::npos ? opt : opt.substr(colon + 1))) {
+          if (!IsStopword(w)) words.push_back(std::move(w));
+        }
+        if (words.empty()) continue;
+        double support = 0;
+        for (size_t i = 0; i < in.evidence.size(); ++i) {
+          std::vector<std::string> toks =
+              StemmedTokens(absl::StrCat(in.evidence[i].speaker, " ", in.evidence[i].text));
+          std::set<std::string> have(toks.begin(), toks.end());
+          size_t hit = 0;
+          for (const auto& w : words) hit += have.count(w);
+          support += scores[i] * static_cast<double>(hit) / static_cast<double>(words.size());
+        }
+        if (support > top) {
+          top = support;
+          pick = static_cast<int>(o);
+        }
+      }
+      if (pick >= 0) {
+        out.answer = in.options[pick];
+        if (best_i >= 0) out.cited_ids.push_back(in.evidence[best_i].id);
+      } else {
+        out.abstained = true;
+        out.answer = "I don't know: the evidence supports none of the options.";
+      }
+      if (call != nullptr) call->note = "offline multiple choice";
+      return out;
+    }
     if (best_i < 0 || best < 0.3) {
       out.abstained = true;
       out.answer = "I don't know: the evidence does not answer that.";

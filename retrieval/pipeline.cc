@@ -621,6 +621,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     AnswerInput in;
     in.question = req.question;
     in.projection = out.projection;
+    in.options = req.options;
     for (const auto& rm : out.s1) {
       const auto& m = rm.message;
       in.evidence.push_back(EvidenceItem{m.message_id, "S1", m.speaker, m.speaker_id, "", "",

@@ -48,6 +48,7 @@ struct PipelineRequest {
   // Project, Select, Expand, ASK and System 2 rows; off = plain recall.
   bool stages = true;
   bool answer = true;
+  std::vector<std::string> options;  // multiple choice: LETTER: text
 };
 
 // One owner row of System 2 evidence.

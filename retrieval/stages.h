@@ -122,6 +122,8 @@ struct AnswerInput {
   std::string question;
   Projection projection;
   std::vector<EvidenceItem> evidence;
+  // Multiple choice: "LETTER: text" each; the answer names one of them.
+  std::vector<std::string> options;
 };
 
 struct AnswerOutput {

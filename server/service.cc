@@ -351,6 +351,15 @@ class Service final : public ServiceBase {
     p.asker = req.asker();
     p.start_ms = req.start_ms();
     p.end_ms = req.end_ms();
+    if (req.options_size() > 26) return absl::InvalidArgumentError("options: at most 26");
+    for (int i = 0; i < req.options_size(); ++i) {
+      const std::string& o = req.options(i);
+      if (o.size() < 3 || o[0] < 'A' || o[0] > 'Z' || o[1] != ':') {
+        return absl::InvalidArgumentError(
+            absl::StrCat("options[", i, "]: must be \"LETTER: text\", e.g. \"A: Lisbon\""));
+      }
+      p.options.push_back(o);
+    }
     if (absl::Status s = Budgets(req.budgets(), &p.budgets); !s.ok()) return s;
     if (req.tense() == v1::HEAD) p.tense = retrieval::Tense::kHead;
     if (req.tense() == v1::FULL) p.tense = retrieval::Tense::kFull;

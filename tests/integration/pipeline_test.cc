@@ -339,3 +339,29 @@ TEST_CASE("vector shards are saved at shutdown, loaded at start, and brought lev
 
 }  // namespace
 }  // namespace speakermem
+
+namespace speakermem {
+namespace {
+
+TEST_CASE("a multiple-choice query answers with one of its options", "[pipeline][options]") {
+  TestServer ts;
+  Ingest(ts.client(), "mc",
+         {{"Alice", "I booked the venue in Lisbon for the offsite"},
+          {"Bob", "My cat knitted a scarf yesterday"},
+          {"Carol", "Porto was too expensive this year"}},
+         0, "s1");
+  v1::QueryRequest q;
+  q.set_channel("mc");
+  q.set_question("Which city did Alice book the venue in?");
+  q.add_options("A: Porto");
+  q.add_options("B: Lisbon");
+  q.add_options("C: Madrid");
+  auto r = ts.client()->Query(q);
+  REQUIRE_OK(r);
+  CHECK(r->answer() == "B: Lisbon");
+  q.add_options("no letter");
+  REQUIRE_CODE(ts.client()->Query(q), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace speakermem

@@ -78,6 +78,11 @@ TEST_CASE("multiple-choice items score 0/1 by option match", "[eval][metrics]") 
   CHECK(MultipleChoiceScore("red or blue", opts, "B") == 0.0);  // two options named
   CHECK(MultipleChoiceScore("D", opts, "B") == 0.0);            // not an option
   CHECK(MultipleChoiceScore("", opts, "B") == 0.0);
+  // SocialMem's options are "LETTER: text"; an answer may repeat one whole.
+  const std::vector<std::string> named = {"A: Josh", "B: Leon", "C: Mei"};
+  CHECK(MultipleChoiceScore("C: Mei", named, "C") == 1.0);
+  CHECK(MultipleChoiceScore("B: Leon", named, "C") == 0.0);
+  CHECK(MultipleChoiceScore("I think it is Mei.", named, "C") == 1.0);
 }
 
 TEST_CASE("the chain score gates on owner and layer and weighs old and new halves",
