@@ -79,11 +79,12 @@ constexpr char kUsage[] =
     "      Score a candidate Writer output (validity, penalties, memory reward) with\n"
     "      the ScoreWriterActions RPC; REQUEST is a ScoreWriterActionsRequest in JSON.\n"
     "  eval report --format locomo|socialmem|jsonl --out DIR [--judge-url URL\n"
-    "              --judge-model M [--judge-key-env VAR]] PATH...\n"
+    "              --judge-model M [--judge-key-env VAR]] [--texts] PATH...\n"
     "      Run a benchmark file end to end in an embedded instance: recall@k per\n"
     "      configuration (bm25, dense, full, full+s2), answers with token-F1, judge\n"
     "      accuracy when a judge is given, SocialMem MeanQ/MeanN with a bootstrap CI,\n"
-    "      Retrieve latency; writes DIR/report.json, DIR/report.md and PNG plots.\n"
+    "      Retrieve latency; writes DIR/report.json, DIR/report.md and PNG plots\n"
+    "      (--texts: per-question question, gold and answer texts in report.json).\n"
     "  eval writer TRAJECTORY.json...\n"
     "      Replay reference Writer trajectories through the offline Writer (embedded\n"
     "      store in a temporary directory; no server needed) and score the final state\n"
@@ -106,7 +107,7 @@ struct Args {
 };
 
 const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions",
-                                  "history", "no-answer"};
+                                  "history", "no-answer", "texts"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -884,6 +885,7 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
   eval::ReportData data;
   data.dataset = args.Get("format", "auto");
   data.socialmem = *format == datasets::Format::kSocialMem;
+  data.include_texts = args.Has("texts");
   if (*format == datasets::Format::kLocomo) {
     data.category_names = {{"1", "multi-hop"}, {"2", "temporal"}, {"3", "open-domain"},
                            {"4", "single-hop"}, {"5", "adversarial"}};

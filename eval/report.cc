@@ -142,9 +142,13 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
   }
   nlohmann::json items = nlohmann::json::array();
   for (const auto& q : data.qa) {
-    nlohmann::json o = {{"network", q.network}, {"id", q.id},         {"category", q.category},
-                        {"question", q.question}, {"gold", q.gold},   {"answer", q.answer},
+    nlohmann::json o = {{"network", q.network}, {"id", q.id}, {"category", q.category},
                         {"token_f1", q.token_f1}};
+    if (data.include_texts) {
+      o["question"] = q.question;
+      o["gold"] = q.gold;
+      o["answer"] = q.answer;
+    }
     if (q.judge) o["judge"] = *q.judge;
     if (q.item_score) o["item_score"] = *q.item_score;
     items.push_back(o);

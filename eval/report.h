@@ -43,6 +43,9 @@ struct ReportData {
   // Display names of question categories (e.g. LoCoMo "2" -> "temporal").
   std::map<std::string, std::string> category_names;
   double seconds = 0;      // wall time of the run
+  // Per-question texts (question, gold, answer) in report.json; off by
+  // default, so a report on licensed benchmark data does not copy it.
+  bool include_texts = false;
 };
 
 // Writes report.json, report.md and the plots (recall_at_k.png,
