@@ -1,0 +1,104 @@
+// `speakermem eval report` end to end (the real CLI binary): JSON, Markdown
+// and plots, with and without a judge (a real HTTP fake of the model API).
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+#include "tests/fake/fake_model_server.h"
+#include "tests/test_util.h"
+
+namespace speakermem {
+namespace {
+
+std::string WriteDataset(const testing::TempDir& dir) {
+  const std::string path = dir.Sub("chat.jsonl");
+  std::ofstream out(path);
+  const char* lines[][2] = {{"Alice", "I booked the venue in Lisbon for the offsite"},
+                            {"Bob", "The budget for the offsite is 4000 euros"},
+                            {"Carol", "I will bring the projector on Friday"},
+                            {"Alice", "The team dinner is at the harbour restaurant"}};
+  for (int i = 0; i < 4; ++i) {
+    out << nlohmann::json{{"channel", "team"},       {"message_id", "m" + std::to_string(i)},
+                          {"speaker", lines[i][0]},  {"text", lines[i][1]},
+                          {"timestamp", 1700000000000 + i * 60000}, {"session", "s1"}}
+                  .dump()
+        << "\n";
+  }
+  out << R"({"channel": "team", "question": "Where is the venue?", "answer": "Lisbon", "evidence": ["m0"], "category": "place"})" << "\n";
+  out << R"({"channel": "team", "question": "What is the offsite budget?", "answer": "4000 euros", "evidence": ["m1"], "category": "number"})" << "\n";
+  out << R"({"channel": "team", "question": "Who brings the projector?", "answer": "Carol", "evidence": ["m2"], "category": "person"})" << "\n";
+  return path;
+}
+
+nlohmann::json RunReport(const std::string& args, const std::string& out_dir) {
+  std::string cmd = std::string(SPEAKERMEM_CLI_PATH) + " eval report --format jsonl --out " +
+                    out_dir + " " + args + " > " + out_dir + ".log 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream log(out_dir + ".log");
+  std::stringstream ss;
+  ss << log.rdbuf();
+  INFO(ss.str());
+  REQUIRE(rc == 0);
+  std::ifstream in(out_dir + "/report.json");
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+TEST_CASE("eval report writes JSON, Markdown and plots, accuracy only with a judge",
+          "[eval][report]") {
+  testing::TempDir dir;
+  const std::string data = WriteDataset(dir);
+  // Without a judge: recall for all four configurations, token-F1, no
+  // accuracy.
+  nlohmann::json plain = RunReport(data, dir.Sub("plain"));
+  for (const char* config : {"bm25", "dense", "full", "full+s2"}) {
+    INFO(config);
+    REQUIRE(plain["configs"].contains(config));
+    CHECK(plain["configs"][config]["questions"] == 3);
+    CHECK(plain["configs"][config]["recall"].contains("10"));
+  }
+  CHECK(plain["configs"]["bm25"]["recall"]["5"].get<double>() == Approx(100.0));
+  CHECK(plain["qa"]["questions"] == 3);
+  CHECK(plain["qa"]["accuracy"].is_null());
+  CHECK(plain["latency_ms"]["retrieves"] == 9);  // full config, 3 questions x 3 k
+  CHECK_FALSE(plain["answers"][0].contains("question"));  // texts only with --texts
+  CHECK(std::filesystem::exists(dir.Sub("plain/report.md")));
+  for (const char* png : {"recall_at_k.png", "categories.png", "latency.png"}) {
+    INFO(png);
+    CHECK(std::filesystem::exists(dir.Sub(std::string("plain/") + png)));
+  }
+  // With a judge that accepts every answer containing the gold answer.
+  testing::FakeModelServer fake;
+  fake.SetDefault([](const testing::FakeRequest& req) {
+    nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    std::string user = body["messages"].back()["content"].get<std::string>();
+    auto field = [&](const std::string& name) {
+      size_t at = user.find(name);
+      size_t end = user.find('\n', at);
+      return user.substr(at + name.size(), end == std::string::npos ? std::string::npos
+                                                                    : end - at - name.size());
+    };
+    std::string gold = field("Reference answer: "), answer = field("Answer to grade: ");
+    bool ok = answer.find(gold) != std::string::npos;
+    return testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                       nlohmann::json{{"verdict", ok ? "yes" : "no"}}.dump())};
+  });
+  setenv("SM_REPORT_TEST_KEY", "k", 1);
+  nlohmann::json judged = RunReport(
+      "--judge-url " + fake.base_url() + " --judge-model fake --judge-key-env SM_REPORT_TEST_KEY --texts " + data,
+      dir.Sub("judged"));
+  CHECK(judged["qa"]["judged"] == 3);
+  CHECK(judged["qa"]["accuracy"].is_number());
+  double expected = 0;
+  for (const auto& a : judged["answers"]) {
+    expected += a["answer"].get<std::string>().find(a["gold"].get<std::string>()) != std::string::npos;
+  }
+  CHECK(judged["qa"]["accuracy"].get<double>() == Approx(100.0 * expected / 3));
+  CHECK(expected >= 2);  // the offline answerer quotes the right message
+}
+
+}  // namespace
+}  // namespace speakermem
