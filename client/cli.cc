@@ -961,10 +961,15 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
     return mem->Query(p, answer);
   };
   auto progress = [&](const char* what) {
-    return [&, what](size_t done, size_t total) {
+    auto phase_start = std::make_shared<std::chrono::steady_clock::time_point>();
+    return [&, what, phase_start](size_t done, size_t total) {
+      if (done <= 1) *phase_start = std::chrono::steady_clock::now();
       if (!tty || (done % 10 != 0 && done != total)) return;
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs ", what, done, total, secs);
+      double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - *phase_start).count();
+      double eta = done == 0 ? 0 : secs / static_cast<double>(done) * static_cast<double>(total - done);
+      std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs  ETA %.0fs ", what, done, total,
+                   secs, eta);
       if (done == total) std::fputs("\n", stderr);
     };
   };
