@@ -92,7 +92,8 @@ constexpr char kUsage[] =
     "\n"
     "global flags: --addr (env SPEAKERMEM_ADDR, default 127.0.0.1:50151),\n"
     "  --api-key (env SPEAKERMEM_API_KEY), --json (print JSON instead of text),\n"
-    "  --timeout-ms N (per call, default 30000).\n";
+    "  --timeout-ms N (per call, default 30000), --tls-ca FILE (env SPEAKERMEM_TLS_CA:\n"
+    "  PEM roots to verify a TLS server; without it the connection is plaintext).\n";
 
 // Flags (--k v, --k=v, boolean --k) and positional arguments.
 struct Args {
@@ -1137,6 +1138,15 @@ int Main(int argc, char** argv) {
   if (env_key != nullptr) opts.api_key = env_key;
   opts.addr = args.Get("addr", opts.addr);
   opts.api_key = args.Get("api-key", opts.api_key);
+  const char* env_ca = std::getenv("SPEAKERMEM_TLS_CA");
+  std::string ca = args.Get("tls-ca", env_ca != nullptr ? env_ca : "");
+  if (!ca.empty()) {
+    std::ifstream in(ca);
+    if (!in) return Fail(absl::NotFoundError(absl::StrCat("--tls-ca ", ca, ": cannot read")));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    opts.tls_root_certs = ss.str();
+  }
   auto timeout = UintFlag(args, "timeout-ms", 30000);
   if (!timeout.ok()) return Fail(timeout.status());
   opts.timeout_ms = static_cast<int>(*timeout);

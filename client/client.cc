@@ -52,7 +52,7 @@ class GrpcClient final : public Client {
  public:
   explicit GrpcClient(const ClientOptions& options)
       : options_(options),
-        channel_(MakeChannel(options.addr)),
+        channel_(MakeChannel(options)),
         stub_(v1::SpeakerMem::NewStub(channel_)) {}
 
   absl::StatusOr<v1::IngestResponse> Ingest(const v1::IngestRequest& req) override {
@@ -126,11 +126,18 @@ class GrpcClient final : public Client {
   absl::Status WaitForServing(int timeout_ms) override;
 
  private:
-  static std::shared_ptr<grpc::Channel> MakeChannel(const std::string& addr) {
+  static std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& o) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+    if (o.tls_root_certs.empty()) {
+      return grpc::CreateCustomChannel(o.addr, grpc::InsecureChannelCredentials(), args);
+    }
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = o.tls_root_certs;
+    ssl.pem_cert_chain = o.tls_cert_chain;
+    ssl.pem_private_key = o.tls_private_key;
+    return grpc::CreateCustomChannel(o.addr, grpc::SslCredentials(ssl), args);
   }
 
   absl::Status Prepare(grpc::ClientContext* ctx, const std::string& channel,

@@ -23,6 +23,11 @@ struct ClientOptions {
   std::string api_key;
   // Deadline of each unary call. Default: 30 s.
   int timeout_ms = 30000;
+  // TLS: PEM root certificates to verify the server with; empty: plaintext.
+  std::string tls_root_certs;
+  // Mutual TLS: the client's PEM certificate chain and key.
+  std::string tls_cert_chain;
+  std::string tls_private_key;
 };
 
 struct StreamOptions {

@@ -93,6 +93,24 @@ std::vector<Knob> BuildKnobs() {
                            "finish before they are cancelled.",
                            [](C* c) { return &c->shutdown_grace_ms; }, 0,
                            3600000));
+  k.push_back(BoolKnob("auth", "enabled",
+                       "Require an API key (metadata x-api-key) on every RPC; the key's tenant "
+                       "scopes all data. On in the shipped production config.",
+                       [](C* c) { return &c->auth_enabled; }));
+  k.push_back(StrKnob("auth", "keys_file",
+                      "Keys file: lines 'sha256:<hex> <tenant> [admin]' (speakermemd --hash-key "
+                      "KEY prints the hash); re-read within a second of a change.",
+                      [](C* c) { return &c->auth_keys_file; }));
+  k.push_back(StrKnob("tls", "cert_file",
+                      "PEM certificate chain; with tls.key_file, gRPC and the metrics port "
+                      "serve TLS only.",
+                      [](C* c) { return &c->tls_cert_file; }));
+  k.push_back(StrKnob("tls", "key_file", "PEM private key of tls.cert_file.",
+                      [](C* c) { return &c->tls_key_file; }));
+  k.push_back(StrKnob("tls", "client_ca_file",
+                      "PEM CA bundle; when set, gRPC clients must present a certificate it "
+                      "signed (mutual TLS).",
+                      [](C* c) { return &c->tls_client_ca_file; }));
   k.push_back(StrKnob("log", "level", "Lowest log level written: debug, info, warn, error.",
                       [](C* c) { return &c->log_level; }));
   k.push_back(StrKnob("store", "data_dir",

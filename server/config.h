@@ -29,6 +29,14 @@ struct ServerConfig {
   // On SIGTERM/SIGINT, in-flight RPCs get this long to finish.
   int shutdown_grace_ms = 10000;
   std::string log_level = "info";
+  // API keys (server/auth.h): every RPC needs one when on.
+  bool auth_enabled = false;
+  std::string auth_keys_file;
+  // TLS for gRPC and the metrics port when both are set (PEM files); with
+  // a client CA, clients must present a certificate it signed.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
   engine::MemoryOptions memory;
   // Model endpoints: the default entry (section [model]) and per-stage
   // overrides ([model.writer], [model.answer], ...).

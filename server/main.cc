@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "server/auth.h"
 #include "server/config.h"
 #include "server/server.h"
 
@@ -38,6 +40,20 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // --hash-key KEY (or - to read it from standard input): the keys file's
+  // first field for KEY.
+  if (argc >= 2 && std::strcmp(argv[1], "--hash-key") == 0) {
+    std::string key = argc >= 3 ? argv[2] : "-";
+    if (key == "-") {
+      std::getline(std::cin, key);
+    }
+    if (key.empty()) {
+      std::fprintf(stderr, "speakermemd: --hash-key needs a non-empty key\n");
+      return 2;
+    }
+    std::printf("%s\n", server::HashApiKey(key).c_str());
+    return 0;
+  }
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
   server::ServerConfig config;

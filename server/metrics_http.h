@@ -23,21 +23,25 @@ namespace speakermem::server {
 class MetricsHttpServer {
  public:
   // `render` returns the exposition text; called per request. Binds
-  // host:port (port 0 picks one). UNAVAILABLE when it cannot bind.
+  // host:port (port 0 picks one). UNAVAILABLE when it cannot bind. With a
+  // PEM certificate and key it serves HTTPS only (INVALID_ARGUMENT when they
+  // do not load).
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(
-      const std::string& address, std::function<std::string()> render);
+      const std::string& address, std::function<std::string()> render,
+      const std::string& tls_cert_file = "", const std::string& tls_key_file = "");
   ~MetricsHttpServer();
 
   int port() const { return port_; }
 
  private:
-  MetricsHttpServer(int fd, int port, std::function<std::string()> render);
+  MetricsHttpServer(int fd, int port, std::function<std::string()> render, void* ssl_ctx);
   void AcceptLoop();
   void Serve(int fd);
 
   const int listen_fd_;
   const int port_;
   const std::function<std::string()> render_;
+  void* const ssl_ctx_;  // SSL_CTX*, null without TLS
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
 };

@@ -6,7 +6,11 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
+#include <grpcpp/security/server_credentials.h>
+
 #include <condition_variable>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +20,7 @@
 #include "engine/memory.h"
 #include "llm/metrics.h"
 #include "prometheus/text_serializer.h"
+#include "server/auth.h"
 #include "server/metrics_http.h"
 #include "prometheus/registry.h"
 #include "server/metrics.h"
@@ -25,6 +30,16 @@ namespace speakermem::server {
 namespace {
 
 constexpr char kServiceName[] = "speakermem.v1.SpeakerMem";
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* knob) {
+  std::ifstream in(path);
+  if (path.empty() || !in) {
+    return absl::InvalidArgumentError(absl::StrCat(knob, ": cannot read '", path, "'"));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 class ServerImpl final : public Server {
  public:
@@ -58,6 +73,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<engine::Memory> memory_;  // uses the metrics above
   std::shared_ptr<prometheus::Collectable> store_size_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
+  std::unique_ptr<KeyStore> keys_;
   std::unique_ptr<grpc::Service> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::thread rebuild_thread_;
@@ -83,19 +99,47 @@ absl::Status ServerImpl::Init() {
   if (!config_.metrics_listen.empty()) {
     store_size_ = NewStoreSizeCollector(memory_->store());
     SM_ASSIGN_OR_RETURN(metrics_http_,
-                        MetricsHttpServer::Start(config_.metrics_listen, [this] {
-                          std::vector<prometheus::MetricFamily> families = registry_->Collect();
-                          for (auto& f : store_size_->Collect()) families.push_back(std::move(f));
-                          return prometheus::TextSerializer().Serialize(families);
-                        }));
+                        MetricsHttpServer::Start(
+                            config_.metrics_listen,
+                            [this] {
+                              std::vector<prometheus::MetricFamily> families =
+                                  registry_->Collect();
+                              for (auto& f : store_size_->Collect()) {
+                                families.push_back(std::move(f));
+                              }
+                              return prometheus::TextSerializer().Serialize(families);
+                            },
+                            config_.tls_cert_file, config_.tls_key_file));
     metrics_port_ = metrics_http_->port();
   }
 
-  service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_);
+  if (config_.auth_enabled) {
+    if (config_.auth_keys_file.empty()) {
+      return absl::InvalidArgumentError("auth.enabled needs auth.keys_file");
+    }
+    SM_ASSIGN_OR_RETURN(keys_, KeyStore::Open(config_.auth_keys_file));
+  } else {
+    LOG_WARN("authentication is off: every caller is tenant 'default' (auth.enabled)");
+  }
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!config_.tls_cert_file.empty() || !config_.tls_key_file.empty()) {
+    SM_ASSIGN_OR_RETURN(std::string cert, ReadFile(config_.tls_cert_file, "tls.cert_file"));
+    SM_ASSIGN_OR_RETURN(std::string key, ReadFile(config_.tls_key_file, "tls.key_file"));
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({key, cert});
+    if (!config_.tls_client_ca_file.empty()) {
+      SM_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                          ReadFile(config_.tls_client_ca_file, "tls.client_ca_file"));
+      ssl.client_certificate_request =
+          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_, keys_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config_.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(config_.listen, creds, &port_);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
   builder.SetMaxSendMessageSize(config_.max_message_bytes);

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "engine/memory.h"
 #include "eval/writer_rewards.h"
+#include "server/auth.h"
 #include "server/convert.h"
 #include "server/metrics.h"
 #include <grpcpp/support/proto_buffer_reader.h>
@@ -77,15 +78,28 @@ class RpcScope {
   std::string channel_;
 };
 
+// The caller of the RPC being handled on this thread (set by Unary around
+// the handler body, which runs synchronously on the calling thread).
+thread_local const Principal* current_principal = nullptr;
+
+const Principal& CurrentPrincipal() {
+  static const Principal kAnonymous{storage::kDefaultTenant, true};
+  return current_principal != nullptr ? *current_principal : kAnonymous;
+}
+
 storage::ChannelRef ChannelOf(CallbackServerContext* ctx, const std::string& channel) {
-  (void)ctx;  // Tenancy (API key -> tenant) arrives with auth.
-  return storage::ChannelRef{storage::kDefaultTenant, channel};
+  (void)ctx;
+  return storage::ChannelRef{CurrentPrincipal().tenant, channel};
 }
 
 std::string TenantOf(CallbackServerContext* ctx) {
   (void)ctx;
-  return storage::kDefaultTenant;
+  return CurrentPrincipal().tenant;
 }
+
+constexpr char kApiKeyHeader[] = "x-api-key";
+
+enum class Access { kTenant, kAdmin };
 
 // Ingest and IngestStream are raw methods: their requests are parsed with the
 // bytes-typed mirror in ingest_wire.proto so invalid UTF-8 reaches validation.
@@ -113,8 +127,26 @@ bool SerializeRaw(const google::protobuf::Message& msg, grpc::ByteBuffer* out) {
 
 class Service final : public ServiceBase {
  public:
-  Service(engine::Memory* memory, ServerMetrics* metrics, const std::atomic<bool>* ready)
-      : memory_(memory), metrics_(metrics), ready_(ready) {}
+  Service(engine::Memory* memory, ServerMetrics* metrics, const std::atomic<bool>* ready,
+          KeyStore* keys)
+      : memory_(memory), metrics_(metrics), ready_(ready), keys_(keys) {}
+
+  // The caller: the API key's tenant, or tenant "default" with auth off.
+  absl::StatusOr<Principal> Authenticate(CallbackServerContext* ctx, Access access) {
+    Principal p{storage::kDefaultTenant, true};
+    if (keys_ != nullptr) {
+      auto it = ctx->client_metadata().find(kApiKeyHeader);
+      absl::string_view key;
+      if (it != ctx->client_metadata().end()) key = absl::string_view(it->second.data(), it->second.size());
+      absl::StatusOr<Principal> found = keys_->Authenticate(key);
+      if (!found.ok()) return found.status();
+      p = *found;
+    }
+    if (access == Access::kAdmin && !p.admin) {
+      return absl::PermissionDeniedError("this RPC needs an admin API key");
+    }
+    return p;
+  }
 
   ServerUnaryReactor* Ingest(CallbackServerContext* ctx, const grpc::ByteBuffer* raw,
                              grpc::ByteBuffer* raw_resp) override {
@@ -122,7 +154,8 @@ class Service final : public ServiceBase {
     const bool parsed = ParseRaw(*raw, &req);
     return Unary("Ingest", ctx, req.channel(), [&]() -> absl::Status {
       if (!parsed) return absl::InvalidArgumentError("request: not a valid IngestRequest");
-      absl::StatusOr<storage::AppendResult> r = IngestBatch(ctx, req.channel(), req.messages());
+      absl::StatusOr<storage::AppendResult> r =
+          IngestBatch(TenantOf(ctx), req.channel(), req.messages());
       if (!r.ok()) return r.status();
       v1::IngestResponse resp;
       ToProto(*r, req.channel(), &resp);
@@ -268,7 +301,7 @@ class Service final : public ServiceBase {
       if (!r.ok()) return r.status();
       ToProto(*r, req->channel(), resp->mutable_record());
       return absl::OkStatus();
-    });
+    }, Access::kAdmin);
   }
 
   ServerUnaryReactor* Rederive(CallbackServerContext* ctx, const v1::RederiveRequest* req,
@@ -282,7 +315,7 @@ class Service final : public ServiceBase {
       resp->set_cursor_seq(st->cursor_seq);
       resp->set_segments(st->segments);
       return absl::OkStatus();
-    });
+    }, Access::kAdmin);
   }
 
   ServerUnaryReactor* ScoreWriterActions(CallbackServerContext* ctx,
@@ -412,7 +445,7 @@ class Service final : public ServiceBase {
 
   // Shared by Ingest and IngestStream: convert, validate, append, count.
   absl::StatusOr<storage::AppendResult> IngestBatch(
-      CallbackServerContext* ctx, const std::string& channel,
+      const std::string& tenant, const std::string& channel,
       const google::protobuf::RepeatedPtrField<wire::Message>& in) {
     std::vector<storage::Message> msgs;
     std::vector<absl::string_view> chans;
@@ -423,7 +456,7 @@ class Service final : public ServiceBase {
       chans.push_back(m.channel());
     }
     absl::StatusOr<storage::AppendResult> r =
-        memory_->Ingest(ChannelOf(ctx, channel), chans, std::move(msgs));
+        memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs));
     if (r.ok()) {
       metrics_->CountIngest(r->stored, r->duplicates);
     } else {
@@ -442,11 +475,18 @@ class Service final : public ServiceBase {
  private:
   template <typename Fn>
   ServerUnaryReactor* Unary(const char* method, CallbackServerContext* ctx,
-                            const std::string& channel, Fn&& fn) {
+                            const std::string& channel, Fn&& fn,
+                            Access access = Access::kTenant) {
     RpcScope scope(method, ctx, metrics_);
     scope.set_channel(channel);
-    absl::Status s = CheckReady();
-    if (s.ok()) s = fn();
+    absl::StatusOr<Principal> who = Authenticate(ctx, access);
+    absl::Status s = who.status();
+    if (s.ok()) s = CheckReady();
+    if (s.ok()) {
+      current_principal = &*who;
+      s = fn();
+      current_principal = nullptr;
+    }
     ServerUnaryReactor* reactor = ctx->DefaultReactor();
     reactor->Finish(scope.Done(s));
     return reactor;
@@ -459,6 +499,7 @@ class Service final : public ServiceBase {
   engine::Memory* const memory_;
   ServerMetrics* const metrics_;
   const std::atomic<bool>* const ready_;
+  KeyStore* const keys_;  // null: auth off
 };
 
 // One acknowledgement per chunk: read, write atomically, ack, read again.
@@ -467,11 +508,13 @@ class IngestStreamReactor final
  public:
   IngestStreamReactor(Service* service, CallbackServerContext* ctx)
       : service_(service), ctx_(ctx), scope_("IngestStream", ctx, service->metrics()) {
-    absl::Status ready = service_->CheckReady();
+    absl::StatusOr<Principal> who = service_->Authenticate(ctx, Access::kTenant);
+    absl::Status ready = who.ok() ? service_->CheckReady() : who.status();
     if (!ready.ok()) {
       Finish(scope_.Done(ready));
       return;
     }
+    tenant_ = who->tenant;
     StartRead(&in_);
   }
 
@@ -500,7 +543,7 @@ class IngestStreamReactor final
     ack_.Clear();
     ack_.set_chunk_id(chunk_.chunk_id() != 0 ? chunk_.chunk_id() : chunk_index_);
     absl::StatusOr<storage::AppendResult> r =
-        service_->IngestBatch(ctx_, channel_, chunk_.messages());
+        service_->IngestBatch(tenant_, channel_, chunk_.messages());
     if (r.ok()) {
       ack_.set_stored(r->stored);
       ack_.set_duplicates(r->duplicates);
@@ -534,6 +577,7 @@ class IngestStreamReactor final
   Service* const service_;
   CallbackServerContext* const ctx_;
   RpcScope scope_;
+  std::string tenant_;
   std::string channel_;
   uint64_t chunk_index_ = 0;
   grpc::ByteBuffer in_;
@@ -551,8 +595,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStre
 
 std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
                                                     ServerMetrics* metrics,
-                                                    const std::atomic<bool>* ready) {
-  return std::make_unique<Service>(memory, metrics, ready);
+                                                    const std::atomic<bool>* ready,
+                                                    KeyStore* keys) {
+  return std::make_unique<Service>(memory, metrics, ready, keys);
 }
 
 }  // namespace speakermem::server

@@ -17,12 +17,18 @@ class Memory;
 namespace speakermem::server {
 
 class ServerMetrics;
+class KeyStore;
 
 // Every RPC answers UNAVAILABLE while *ready is false (indexes rebuilding).
+// With `keys` (auth on) every RPC needs an API key (metadata x-api-key):
+// UNAUTHENTICATED without a valid one; the key's tenant scopes every
+// channel; admin RPCs (Rederive, CorrectRecord, Backup) need an admin key
+// (PERMISSION_DENIED). Without `keys` everything is tenant "default".
 // All pointers must outlive the service.
 std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
                                                     ServerMetrics* metrics,
-                                                    const std::atomic<bool>* ready);
+                                                    const std::atomic<bool>* ready,
+                                                    KeyStore* keys = nullptr);
 
 }  // namespace speakermem::server
 

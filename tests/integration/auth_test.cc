@@ -1,0 +1,204 @@
+// Auth and tenancy through the real server: every RPC needs a key, tenants
+// never see, count or touch each other's data, admin RPCs need an admin key,
+// and TLS for gRPC and the metrics port.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "server/auth.h"
+#include "tests/integration/test_server.h"
+
+namespace speakermem {
+namespace {
+
+using testing::TestServer;
+
+std::unique_ptr<client::Client> As(const TestServer& ts, const std::string& key) {
+  client::ClientOptions o;
+  o.addr = ts.addr();
+  o.api_key = key;
+  return client::Client::Connect(o);
+}
+
+TestServer::Configure WithKeys(const std::string& keys_file) {
+  return [keys_file](server::ServerConfig* c) {
+    std::ofstream(keys_file) << server::HashApiKey("key-acme") << " acme\n"
+                             << server::HashApiKey("key-globex") << " globex\n"
+                             << server::HashApiKey("key-admin") << " acme admin\n";
+    c->auth_enabled = true;
+    c->auth_keys_file = keys_file;
+    c->memory.writer.idle_flush_ms = 0;
+  };
+}
+
+v1::IngestRequest Batch(const std::string& channel, const std::string& speaker, int n) {
+  v1::IngestRequest req;
+  req.set_channel(channel);
+  for (int i = 0; i < n; ++i) {
+    auto* m = req.add_messages();
+    m->set_message_id(speaker + std::to_string(i));
+    m->set_speaker(speaker);
+    m->set_text("the secret plan number " + std::to_string(i) + " from " + speaker);
+    m->set_timestamp_ms(1700000000000 + i * 1000);
+    m->set_session("s1");
+  }
+  return req;
+}
+
+TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth][tenancy]") {
+  testing::TempDir keys_dir;
+  TestServer ts(WithKeys(keys_dir.Sub("keys")));
+  auto none = As(ts, "");
+  auto wrong = As(ts, "not-a-key");
+  auto acme = As(ts, "key-acme");
+  auto globex = As(ts, "key-globex");
+  auto admin = As(ts, "key-admin");
+
+  REQUIRE_OK(acme->Ingest(Batch("plans", "Alice", 30)));
+  testing::FlushWait(acme.get(), "plans");
+
+  // Requests of every RPC, aimed at acme's channel.
+  v1::GetMessagesRequest gm;
+  gm.set_channel("plans");
+  v1::GetRosterRequest gr;
+  gr.set_channel("plans");
+  v1::ListChannelsRequest lc;
+  v1::QueryRequest q;
+  q.set_channel("plans");
+  q.set_question("What is the secret plan?");
+  v1::FlushRequest fl;
+  fl.set_channel("plans");
+  v1::ListRecordsRequest lr;
+  lr.set_channel("plans");
+  v1::GetRecordRequest gre;
+  gre.set_channel("plans");
+  gre.set_record_id("r000000000001");
+  v1::ListParkedRequest lp;
+  lp.set_channel("plans");
+  v1::CorrectRecordRequest cr;
+  cr.set_channel("plans");
+  cr.set_record_id("r000000000001");
+  cr.set_content("corrected");
+  v1::RederiveRequest rd;
+  rd.set_channel("plans");
+  v1::ListTransitionsRequest lt;
+  lt.set_channel("plans");
+  v1::ScoreWriterActionsRequest sw;
+  auto* m = sw.add_segment();
+  m->set_speaker("A");
+  m->set_text("hi");
+  m->set_timestamp_ms(1);
+  sw.set_output(R"({"actions":[{"action":"NOOP"}]})");
+
+  auto all_rpcs = [&](client::Client* c) {
+    std::vector<absl::Status> out;
+    out.push_back(c->Ingest(Batch("plans", "Mallory", 1)).status());
+    out.push_back(c->GetMessages(gm).status());
+    out.push_back(c->GetRoster(gr).status());
+    out.push_back(c->ListChannels(lc).status());
+    out.push_back(c->Query(q).status());
+    out.push_back(c->Retrieve(q).status());
+    out.push_back(c->Flush(fl).status());
+    out.push_back(c->ListRecords(lr).status());
+    out.push_back(c->GetRecord(gre).status());
+    out.push_back(c->ListParked(lp).status());
+    out.push_back(c->CorrectRecord(cr).status());
+    out.push_back(c->Rederive(rd).status());
+    out.push_back(c->ListTransitions(lt).status());
+    out.push_back(c->ScoreWriterActions(sw).status());
+    out.push_back(c->IngestStream("plans", {Batch("plans", "Mallory", 1).messages(0)}, {}, nullptr));
+    return out;
+  };
+  SECTION("no key or a wrong key: UNAUTHENTICATED everywhere") {
+    for (auto* c : {none.get(), wrong.get()}) {
+      auto results = all_rpcs(c);
+      for (size_t i = 0; i < results.size(); ++i) {
+        INFO("rpc #" << i << ": " << results[i].ToString());
+        CHECK(results[i].code() == absl::StatusCode::kUnauthenticated);
+      }
+    }
+  }
+  SECTION("another tenant sees, counts and changes nothing of acme's") {
+    // Reads of acme's channel: NOT_FOUND (the channel does not exist for
+    // globex); admin RPCs: PERMISSION_DENIED before anything else.
+    CHECK(globex->GetMessages(gm).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->GetRoster(gr).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->Query(q).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->Retrieve(q).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->Flush(fl).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->ListRecords(lr).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->GetRecord(gre).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->ListParked(lp).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->ListTransitions(lt).status().code() == absl::StatusCode::kNotFound);
+    CHECK(globex->CorrectRecord(cr).status().code() == absl::StatusCode::kPermissionDenied);
+    CHECK(globex->Rederive(rd).status().code() == absl::StatusCode::kPermissionDenied);
+    CHECK(acme->CorrectRecord(cr).status().code() == absl::StatusCode::kPermissionDenied);
+    auto channels = globex->ListChannels(lc);
+    REQUIRE_OK(channels);
+    CHECK(channels->channels_size() == 0);
+    REQUIRE_OK(globex->ScoreWriterActions(sw));  // stateless, but keyed
+    // Writing the same channel name makes globex's own channel.
+    REQUIRE_OK(globex->Ingest(Batch("plans", "Bob", 3)));
+    CHECK(testing::AllMessages(globex.get(), "plans").size() == 3);
+    CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
+    auto acme_channels = acme->ListChannels(lc);
+    REQUIRE_OK(acme_channels);
+    REQUIRE(acme_channels->channels_size() == 1);
+    CHECK(acme_channels->channels(0).message_count() == 30);
+    auto evidence = globex->Retrieve(q);
+    REQUIRE_OK(evidence);
+    for (const auto& e : evidence->evidence()) CHECK(e.message().speaker() == "Bob");
+    // The admin key of acme can run acme's admin RPCs.
+    REQUIRE_OK(admin->CorrectRecord(cr));
+  }
+}
+
+// A self-signed certificate for 127.0.0.1 made with the openssl tool.
+bool MakeCert(const testing::TempDir& dir) {
+  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
+                    "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+                    dir.Sub("key.pem") + " -out " + dir.Sub("cert.pem") + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_CASE("TLS on gRPC and the metrics port", "[auth][tls]") {
+  testing::TempDir dir;
+  REQUIRE(MakeCert(dir));
+  TestServer ts(
+      [&](server::ServerConfig* c) {
+        c->tls_cert_file = dir.Sub("cert.pem");
+        c->tls_key_file = dir.Sub("key.pem");
+      },
+      /*metrics=*/true);
+  client::ClientOptions o;
+  o.addr = ts.addr();
+  o.tls_root_certs = Slurp(dir.Sub("cert.pem"));
+  auto tls = client::Client::Connect(o);
+  REQUIRE_OK(tls->Ingest(Batch("t", "Alice", 2)));
+  // Plaintext is refused.
+  o.tls_root_certs.clear();
+  o.timeout_ms = 3000;
+  auto plain = client::Client::Connect(o);
+  CHECK(plain->Ingest(Batch("t", "Alice", 1)).status().code() == absl::StatusCode::kUnavailable);
+  // The metrics port speaks HTTPS only.
+  const int mport = ts.server()->metrics_port();
+  std::string out = dir.Sub("metrics.txt");
+  std::string curl = "curl -s --max-time 5 --cacert " + dir.Sub("cert.pem") +
+                     " https://127.0.0.1:" + std::to_string(mport) + "/metrics -o " + out;
+  REQUIRE(std::system(curl.c_str()) == 0);
+  CHECK(Slurp(out).find("speakermem_ingested_messages_total") != std::string::npos);
+  std::string insecure = "curl -s --max-time 5 http://127.0.0.1:" + std::to_string(mport) +
+                         "/metrics -o /dev/null";
+  CHECK(std::system(insecure.c_str()) != 0);
+}
+
+}  // namespace
+}  // namespace speakermem
