@@ -72,6 +72,14 @@ constexpr char kUsage[] =
     "      recall@k and hit@k (k = 5, 10, 20) for BM25 only, dense only and the full\n"
     "      pipeline, overall and per category. Runs an embedded instance on a\n"
     "      temporary directory unless --addr is given.\n"
+    "  delete --channel C MESSAGE_ID...\n"
+    "      Delete messages; derived records left without support go too.\n"
+    "  edit --channel C MESSAGE_ID TEXT\n"
+    "      Replace a message's text; records citing it are marked support_changed.\n"
+    "  forget --channel C SPEAKER\n"
+    "      Remove a speaker's messages and the records they own or sourced.\n"
+    "  delete-channel --channel C\n"
+    "      Remove a channel and everything derived from it.\n"
     "  trajectories --channel C [--out FILE]\n"
     "      Export the channel's captured Writer transitions (writer.capture_trajectories)\n"
     "      as SFT/RL data, in the layout of the reference trajectories.\n"
@@ -833,6 +841,67 @@ int CmdTrajectories(client::Client* c, const Args& args) {
   return 0;
 }
 
+void PrintCounts(const v1::DeletionCounts& n) {
+  std::printf("messages deleted %llu, edited %llu; records deleted %llu, updated %llu; "
+              "transitions deleted %llu\n",
+              static_cast<unsigned long long>(n.messages_deleted()),
+              static_cast<unsigned long long>(n.messages_edited()),
+              static_cast<unsigned long long>(n.records_deleted()),
+              static_cast<unsigned long long>(n.records_updated()),
+              static_cast<unsigned long long>(n.transitions_deleted()));
+}
+
+int CmdDelete(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("delete: --channel is required");
+  if (args.positional.size() < 2) return Usage("delete: give MESSAGE_ID...");
+  v1::DeleteMessagesRequest req;
+  req.set_channel(args.Get("channel"));
+  for (size_t i = 1; i < args.positional.size(); ++i) req.add_message_ids(args.positional[i]);
+  auto r = c->DeleteMessages(req);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) PrintJson(*r);
+  else PrintCounts(r->counts());
+  return 0;
+}
+
+int CmdEdit(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("edit: --channel is required");
+  if (args.positional.size() != 3) return Usage("edit: give MESSAGE_ID TEXT");
+  v1::EditMessageRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_message_id(args.positional[1]);
+  req.set_text(args.positional[2]);
+  auto r = c->EditMessage(req);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) PrintJson(*r);
+  else PrintCounts(r->counts());
+  return 0;
+}
+
+int CmdForget(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("forget: --channel is required");
+  if (args.positional.size() != 2) return Usage("forget: give SPEAKER");
+  v1::ForgetSpeakerRequest req;
+  req.set_channel(args.Get("channel"));
+  req.set_speaker(args.positional[1]);
+  auto r = c->ForgetSpeaker(req);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) PrintJson(*r);
+  else PrintCounts(r->counts());
+  return 0;
+}
+
+int CmdDeleteChannel(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("delete-channel: --channel is required");
+  v1::DeleteChannelRequest req;
+  req.set_channel(args.Get("channel"));
+  auto r = c->DeleteChannel(req);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) PrintJson(*r);
+  else std::printf(r->existed() ? "channel deleted\n" : "no such channel (nothing to delete)\n");
+  return 0;
+}
+
 int CmdScoreActions(client::Client* c, const Args& args) {
   if (args.positional.size() < 2) return Usage("score-actions: give REQUEST.json (or - for stdin)");
   std::string text;
@@ -1164,6 +1233,10 @@ int Main(int argc, char** argv) {
   if (cmd == "correct") return CmdCorrect(c.get(), args);
   if (cmd == "rederive") return CmdRederive(c.get(), args);
   if (cmd == "score-actions") return CmdScoreActions(c.get(), args);
+  if (cmd == "delete") return CmdDelete(c.get(), args);
+  if (cmd == "edit") return CmdEdit(c.get(), args);
+  if (cmd == "forget") return CmdForget(c.get(), args);
+  if (cmd == "delete-channel") return CmdDeleteChannel(c.get(), args);
   if (cmd == "trajectories") return CmdTrajectories(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }

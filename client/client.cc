@@ -111,6 +111,25 @@ class GrpcClient final : public Client {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListTransitions,
                 v1::ListTransitionsResponse());
   }
+  absl::StatusOr<v1::DeleteMessagesResponse> DeleteMessages(
+      const v1::DeleteMessagesRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::DeleteMessages,
+                v1::DeleteMessagesResponse(), 180000);
+  }
+  absl::StatusOr<v1::EditMessageResponse> EditMessage(const v1::EditMessageRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::EditMessage, v1::EditMessageResponse(),
+                180000);
+  }
+  absl::StatusOr<v1::ForgetSpeakerResponse> ForgetSpeaker(
+      const v1::ForgetSpeakerRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ForgetSpeaker,
+                v1::ForgetSpeakerResponse(), 180000);
+  }
+  absl::StatusOr<v1::DeleteChannelResponse> DeleteChannel(
+      const v1::DeleteChannelRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::DeleteChannel,
+                v1::DeleteChannelResponse(), 180000);
+  }
   absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) override {
     int wait_ms = static_cast<int>(req.timeout_ms() == 0 ? 600000 : req.timeout_ms());
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Rederive, v1::RederiveResponse(),

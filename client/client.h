@@ -77,6 +77,14 @@ class Client {
       const v1::ScoreWriterActionsRequest& req) = 0;
   virtual absl::StatusOr<v1::ListTransitionsResponse> ListTransitions(
       const v1::ListTransitionsRequest& req) = 0;
+  virtual absl::StatusOr<v1::DeleteMessagesResponse> DeleteMessages(
+      const v1::DeleteMessagesRequest& req) = 0;
+  virtual absl::StatusOr<v1::EditMessageResponse> EditMessage(
+      const v1::EditMessageRequest& req) = 0;
+  virtual absl::StatusOr<v1::ForgetSpeakerResponse> ForgetSpeaker(
+      const v1::ForgetSpeakerRequest& req) = 0;
+  virtual absl::StatusOr<v1::DeleteChannelResponse> DeleteChannel(
+      const v1::DeleteChannelRequest& req) = 0;
 
   // OK when the server's health service reports SERVING within `timeout_ms`.
   virtual absl::Status WaitForServing(int timeout_ms) = 0;

@@ -1,5 +1,7 @@
 #include "engine/embedder.h"
 
+#include <map>
+
 #include "common/log.h"
 #include "common/thread_priority.h"
 #include "retrieval/pipeline.h"
@@ -11,11 +13,13 @@ namespace speakermem::engine {
 
 Embedder::Embedder(storage::Store* store, retrieval::EmbedStage* embed,
                    retrieval::VectorIndex* index, prometheus::Registry* registry,
-                   RecordSink record_sink, size_t batch, size_t max_pending)
+                   RecordSink record_sink, std::shared_mutex* gate, size_t batch,
+                   size_t max_pending)
     : store_(store),
       embed_(embed),
       index_(index),
       record_sink_(std::move(record_sink)),
+      gate_(gate),
       batch_(batch),
       max_pending_(max_pending) {
   if (registry == nullptr) return;
@@ -108,13 +112,44 @@ void Embedder::Loop() {
     absl::Status s = v.status();
     const auto kind =
         records ? storage::Store::VectorKind::kRecord : storage::Store::VectorKind::kMessage;
-    if (s.ok()) s = store_->PutVectors(batch.front().channel, kind, ids, *v);
-    if (s.ok() && !records) s = index_->Add(batch.front().channel, ids, *v);
-    if (s.ok() && records && record_sink_) {
+    std::shared_lock<std::shared_mutex> gate;
+    if (gate_ != nullptr) gate = std::shared_lock<std::shared_mutex>(*gate_);
+    if (s.ok()) {
+      // Keep only what still exists as it was embedded (a deletion or an
+      // edit may have come in meanwhile).
+      std::vector<bool> keep(batch.size(), true);
+      if (records) {
+        for (size_t i = 0; i < batch.size(); ++i) {
+          keep[i] = store_->GetRecord(batch.front().channel, batch[i].record_id).ok();
+        }
+      } else {
+        absl::StatusOr<std::vector<storage::Message>> now =
+            store_->GetMessagesBySeq(batch.front().channel, ids);
+        if (now.ok()) {
+          std::map<uint64_t, const storage::Message*> by_seq;
+          for (const auto& m : *now) by_seq[m.seq] = &m;
+          for (size_t i = 0; i < batch.size(); ++i) {
+            auto it = by_seq.find(ids[i]);
+            keep[i] = it != by_seq.end() && it->second->text == batch[i].text;
+          }
+        }
+      }
+      std::vector<uint64_t> kept_ids;
+      std::vector<std::vector<float>> kept;
       std::vector<std::string> record_ids;
-      for (const auto& it : batch) record_ids.push_back(it.record_id);
-      record_sink_(batch.front().channel, record_ids, std::move(*v));
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (!keep[i]) continue;
+        kept_ids.push_back(ids[i]);
+        kept.push_back(std::move((*v)[i]));
+        record_ids.push_back(batch[i].record_id);
+      }
+      if (!kept.empty()) s = store_->PutVectors(batch.front().channel, kind, kept_ids, kept);
+      if (s.ok() && !records && !kept.empty()) s = index_->Add(batch.front().channel, kept_ids, kept);
+      if (s.ok() && records && record_sink_ && !kept.empty()) {
+        record_sink_(batch.front().channel, record_ids, std::move(kept));
+      }
     }
+    if (gate.owns_lock()) gate.unlock();
     std::unique_lock<std::mutex> lock(mu_);
     busy_ = false;
     if (s.ok()) {

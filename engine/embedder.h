@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,9 +39,12 @@ class Embedder {
                                         const std::vector<std::string>& record_ids,
                                         std::vector<std::vector<float>> vectors)>;
   // All pointers must outlive the embedder; `registry` may be null.
+  // `gate` (may be null) is held shared while a batch's vectors are
+  // written; deletions hold it exclusively, and a batch only stores vectors
+  // of messages (same text) and records that still exist.
   Embedder(storage::Store* store, retrieval::EmbedStage* embed, retrieval::VectorIndex* index,
-           prometheus::Registry* registry, RecordSink record_sink = nullptr, size_t batch = 64,
-           size_t max_pending = 1000000);
+           prometheus::Registry* registry, RecordSink record_sink = nullptr,
+           std::shared_mutex* gate = nullptr, size_t batch = 64, size_t max_pending = 1000000);
   ~Embedder();
 
   void Start();
@@ -66,6 +70,7 @@ class Embedder {
   retrieval::EmbedStage* const embed_;
   retrieval::VectorIndex* const index_;
   const RecordSink record_sink_;
+  std::shared_mutex* const gate_;
   const size_t batch_;
   const size_t max_pending_;
   prometheus::Gauge* pending_gauge_ = nullptr;

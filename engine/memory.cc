@@ -100,7 +100,8 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
         // The row stage's snapshot is brought up to date here, on the
         // embedder's thread, rather than by the next query.
         pipeline->Warm(ch);
-      });
+      },
+      &memory->write_gate_);
   // Records are embedded as the Writer writes them, so a query never waits
   // for that.
   Embedder* embedder = memory->embedder_.get();

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -129,6 +130,35 @@ class Memory {
   // "provider/model" of the Writer.
   std::string WriterName() const;
 
+  // Deletion and edits (durable, idempotent; see docs in the proto).
+  struct DeletionResult {
+    uint64_t messages_deleted = 0;
+    uint64_t messages_edited = 0;
+    uint64_t records_deleted = 0;
+    uint64_t records_updated = 0;  // support or chain links changed
+    uint64_t transitions_deleted = 0;
+  };
+  // Deletes messages by id (unknown ids are ignored), the records left
+  // without support, and captured transitions that contain them; records
+  // with remaining support keep the rest of their from_ids and are marked
+  // support_changed.
+  absl::StatusOr<DeletionResult> DeleteMessages(const storage::ChannelRef& channel,
+                                                const std::vector<std::string>& message_ids);
+  // Replaces a message's text (NOT_FOUND for an unknown id); records citing
+  // it are marked support_changed; transitions containing it are deleted.
+  absl::StatusOr<DeletionResult> EditMessage(const storage::ChannelRef& channel,
+                                             const std::string& message_id,
+                                             const std::string& text);
+  // Deletes a speaker (id or display name) from a channel: their messages
+  // and vectors, the records they own or sourced, records left without
+  // support, their roster entry and the transitions with their messages.
+  // Other people's messages that mention them stay.
+  absl::StatusOr<DeletionResult> ForgetSpeaker(const storage::ChannelRef& channel,
+                                               const std::string& speaker);
+  // Deletes the channel and everything derived from it. False when there
+  // was no such channel (deleting twice is not an error).
+  absl::StatusOr<bool> DeleteChannel(const storage::ChannelRef& channel);
+
   // Validates the whole batch, then appends it atomically and durably.
   // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
   // message is bad. `message_channels` as in storage::ValidateMessages.
@@ -197,6 +227,14 @@ class Memory {
   std::unique_ptr<Embedder> embedder_;             // set once by Open
   std::string embed_fingerprint_;                  // set once by Open
   std::atomic<bool> rebuilt_{false};               // RebuildIndexes ran
+  // Held shared by the embedder while it writes vectors, exclusively by
+  // deletions.
+  std::shared_mutex write_gate_;
+
+  struct DeletionTarget;
+  absl::StatusOr<DeletionResult> RemoveData(const storage::ChannelRef& channel,
+                                            const DeletionTarget& target);
+  absl::Status RebuildLexical(const storage::ChannelRef& channel);
 
   std::string ShardDir() const;
 };

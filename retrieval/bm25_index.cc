@@ -119,7 +119,7 @@ void LexicalIndex::Add(const storage::ChannelRef& channel, uint64_t seq,
                        int64_t timestamp_ms, absl::string_view text, absl::string_view speaker) {
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);
-  shard->index.Add(seq, timestamp_ms, text, speaker);
+  shard->index->Add(seq, timestamp_ms, text, speaker);
 }
 
 void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
@@ -127,7 +127,7 @@ void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);
   for (const auto& m : messages) {
-    if (m.seq != 0) shard->index.Add(m.seq, m.timestamp_ms, m.text, m.speaker_id);
+    if (m.seq != 0) shard->index->Add(m.seq, m.timestamp_ms, m.text, m.speaker_id);
   }
 }
 
@@ -139,7 +139,26 @@ std::vector<ScoredSeq> LexicalIndex::Search(const storage::ChannelRef& channel,
   if (shard == nullptr) return {};
   std::vector<std::string> terms = Tokenize(query);
   std::shared_lock<std::shared_mutex> lock(shard->mu);
-  return shard->index.Search(terms, k, start_ms, end_ms, speakers);
+  return shard->index->Search(terms, k, start_ms, end_ms, speakers);
+}
+
+void LexicalIndex::Replace(const storage::ChannelRef& channel,
+                           const std::vector<storage::Message>& messages) {
+  auto fresh = std::make_unique<Bm25Index>(params_);
+  for (const auto& m : messages) {
+    if (m.seq != 0) fresh->Add(m.seq, m.timestamp_ms, m.text, m.speaker_id);
+  }
+  Shard* shard = GetOrCreate(channel);
+  std::unique_lock<std::shared_mutex> lock(shard->mu);
+  shard->index = std::move(fresh);
+}
+
+void LexicalIndex::Drop(const storage::ChannelRef& channel) {
+  // Shards are never freed while the index lives (searches hold raw
+  // pointers without the map lock): an emptied index stands in.
+  Shard* shard = GetOrCreate(channel);
+  std::unique_lock<std::shared_mutex> lock(shard->mu);
+  shard->index = std::make_unique<Bm25Index>(params_);
 }
 
 size_t LexicalIndex::ChannelCount() const {

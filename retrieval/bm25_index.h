@@ -86,12 +86,17 @@ class LexicalIndex {
                                 const std::vector<std::string>* speakers = nullptr) const;
 
   size_t ChannelCount() const;
+  // Rebuilds a channel's index from `messages` (after deletions or edits),
+  // swapping it in when built; searches meanwhile see the old one.
+  void Replace(const storage::ChannelRef& channel, const std::vector<storage::Message>& messages);
+  // Forgets a channel.
+  void Drop(const storage::ChannelRef& channel);
 
  private:
   struct Shard {
     mutable std::shared_mutex mu;
-    Bm25Index index;  // guarded by mu
-    explicit Shard(Bm25Params p) : index(p) {}
+    std::unique_ptr<Bm25Index> index;  // guarded by mu
+    explicit Shard(Bm25Params p) : index(std::make_unique<Bm25Index>(p)) {}
   };
   Shard* GetOrCreate(const storage::ChannelRef& channel);
   const Shard* Find(const storage::ChannelRef& channel) const;

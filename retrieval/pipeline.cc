@@ -73,6 +73,15 @@ void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
   record_vectors_[{channel, record_id}] = std::make_shared<const std::vector<float>>(std::move(v));
 }
 
+void QueryPipeline::Forget(const storage::ChannelRef& channel) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  snapshots_.erase(channel);
+  auto it = record_vectors_.lower_bound({channel, std::string()});
+  while (it != record_vectors_.end() && it->first.first == channel) it = record_vectors_.erase(it);
+  // A build that began before now must not store what it read.
+  min_ticket_[channel] = ++build_ticket_;
+}
+
 void QueryPipeline::Warm(const storage::ChannelRef& channel) {
   StageCall call;
   (void)Records(channel, &call);
@@ -296,6 +305,8 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   // A concurrent build (query or warm-up) may have stored a newer one.
+  auto floor = min_ticket_.find(ch);
+  if (floor != min_ticket_.end() && snap->ticket <= floor->second) return std::shared_ptr<const RecordSnapshot>(snap);
   auto& slot = snapshots_[ch];
   if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
   return std::shared_ptr<const RecordSnapshot>(snap);

@@ -90,6 +90,8 @@ class QueryPipeline {
   // the Writer wrote), so that queries find it ready. Errors are left to the
   // next query to report.
   void Warm(const storage::ChannelRef& channel);
+  // Drops everything cached for the channel (after deletions or edits).
+  void Forget(const storage::ChannelRef& channel);
 
  private:
   absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
@@ -127,6 +129,7 @@ class QueryPipeline {
   std::map<std::pair<storage::ChannelRef, std::string>, std::shared_ptr<const std::vector<float>>>
       record_vectors_;
   std::map<storage::ChannelRef, std::shared_ptr<const RecordSnapshot>> snapshots_;
+  std::map<storage::ChannelRef, uint64_t> min_ticket_;  // set by Forget
 };
 
 // "r000000000042" -> 42 (the record's number); 0 when not of that form.

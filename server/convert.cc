@@ -111,6 +111,7 @@ void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRe
   out->set_session(r.session);
   out->set_created_ms(r.created_ms);
   out->set_operator_locked(r.operator_locked);
+  out->set_support_changed(r.support_changed);
 }
 
 storage::Record FromProto(const v1::DerivedRecord& r) {

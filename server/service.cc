@@ -112,7 +112,12 @@ using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_Ing
                     S::WithCallbackMethod_CorrectRecord<S::WithCallbackMethod_Rederive<
                         S::WithCallbackMethod_Retrieve<
                             S::WithCallbackMethod_ScoreWriterActions<
-                                S::WithCallbackMethod_ListTransitions<S::Service>>>>>>>>>>>>>>>;
+                                S::WithCallbackMethod_ListTransitions<
+                                    S::WithCallbackMethod_DeleteMessages<
+                                        S::WithCallbackMethod_EditMessage<
+                                            S::WithCallbackMethod_ForgetSpeaker<
+                                                S::WithCallbackMethod_DeleteChannel<
+                                                    S::Service>>>>>>>>>>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -370,6 +375,67 @@ class Service final : public ServiceBase {
       resp->set_window_size(static_cast<uint32_t>(memory_->options().writer.window));
       resp->set_writer(memory_->WriterName());
       resp->set_capture_enabled(memory_->options().writer.capture_trajectories);
+      return absl::OkStatus();
+    });
+  }
+
+  static void CountsToProto(const engine::Memory::DeletionResult& r, v1::DeletionCounts* out) {
+    out->set_messages_deleted(r.messages_deleted);
+    out->set_messages_edited(r.messages_edited);
+    out->set_records_deleted(r.records_deleted);
+    out->set_records_updated(r.records_updated);
+    out->set_transitions_deleted(r.transitions_deleted);
+  }
+
+  ServerUnaryReactor* DeleteMessages(CallbackServerContext* ctx,
+                                     const v1::DeleteMessagesRequest* req,
+                                     v1::DeleteMessagesResponse* resp) override {
+    return Unary("DeleteMessages", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (req->message_ids_size() == 0) return absl::InvalidArgumentError("message_ids: empty");
+      if (req->message_ids_size() > 10000) {
+        return absl::InvalidArgumentError("message_ids: at most 10,000 per request");
+      }
+      std::vector<std::string> ids(req->message_ids().begin(), req->message_ids().end());
+      auto r = memory_->DeleteMessages(ChannelOf(ctx, req->channel()), ids);
+      if (!r.ok()) return r.status();
+      CountsToProto(*r, resp->mutable_counts());
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* EditMessage(CallbackServerContext* ctx, const v1::EditMessageRequest* req,
+                                  v1::EditMessageResponse* resp) override {
+    return Unary("EditMessage", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (req->message_id().empty()) return absl::InvalidArgumentError("message_id: empty");
+      auto r = memory_->EditMessage(ChannelOf(ctx, req->channel()), req->message_id(), req->text());
+      if (!r.ok()) return r.status();
+      CountsToProto(*r, resp->mutable_counts());
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* ForgetSpeaker(CallbackServerContext* ctx,
+                                    const v1::ForgetSpeakerRequest* req,
+                                    v1::ForgetSpeakerResponse* resp) override {
+    return Unary("ForgetSpeaker", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      auto r = memory_->ForgetSpeaker(ChannelOf(ctx, req->channel()), req->speaker());
+      if (!r.ok()) return r.status();
+      CountsToProto(*r, resp->mutable_counts());
+      return absl::OkStatus();
+    });
+  }
+
+  ServerUnaryReactor* DeleteChannel(CallbackServerContext* ctx,
+                                    const v1::DeleteChannelRequest* req,
+                                    v1::DeleteChannelResponse* resp) override {
+    return Unary("DeleteChannel", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      auto r = memory_->DeleteChannel(ChannelOf(ctx, req->channel()));
+      if (!r.ok()) return r.status();
+      resp->set_existed(*r);
       return absl::OkStatus();
     });
   }

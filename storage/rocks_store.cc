@@ -104,6 +104,7 @@ Record FromStoredRecord(const StoredRecord& sr, std::string id, std::string laye
   r.session = sr.session();
   r.created_ms = sr.created_ms();
   r.operator_locked = sr.operator_locked();
+  r.support_changed = sr.support_changed();
   return r;
 }
 
@@ -121,6 +122,7 @@ void ToStoredRecord(const Record& r, StoredRecord* sr) {
   sr->set_session(r.session);
   sr->set_created_ms(r.created_ms);
   sr->set_operator_locked(r.operator_locked);
+  sr->set_support_changed(r.support_changed);
 }
 
 // Cached per-channel state owned by the single writer process. Loaded from
@@ -191,6 +193,9 @@ class RocksStore final : public Store {
                                    const std::string& record_id) override;
   absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> ListTransitions(
       const ChannelRef& ch, uint64_t after_seq, uint32_t limit) override;
+  absl::Status ApplyDeletion(const ChannelRef& ch, const DeletionPlan& plan) override;
+  absl::Status DeleteChannel(const ChannelRef& ch) override;
+  absl::Status CompactChannel(const ChannelRef& ch) override;
   absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
 
  private:
@@ -918,6 +923,135 @@ absl::StatusOr<std::vector<ParkedSegment>> RocksStore::ListParked(const ChannelR
   }
   SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan parked segments"));
   return out;
+}
+
+absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan& plan) {
+  std::shared_ptr<ChannelState> state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(state->mu);
+  SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
+  if (!state->exists) return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  std::vector<uint64_t> seqs = plan.delete_seqs;
+  for (const auto& m : plan.rewrite_messages) seqs.push_back(m.seq);
+  SM_ASSIGN_OR_RETURN(std::vector<Message> current, GetMessagesBySeq(ch, seqs));
+  std::map<uint64_t, Message> by_seq;
+  for (auto& m : current) by_seq[m.seq] = std::move(m);
+
+  rocksdb::WriteBatch batch;
+  ChannelInfo info = state->info;
+  auto roster = state->roster;
+  for (uint64_t seq : plan.delete_seqs) {
+    auto it = by_seq.find(seq);
+    if (it == by_seq.end()) continue;
+    const Message& m = it->second;
+    batch.Delete(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, seq));
+    batch.Delete(cf(ColumnFamily::kIndex), keys::MessageIdKey(ch, m.message_id));
+    batch.Delete(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, m.speaker_id, seq));
+    batch.Delete(cf(ColumnFamily::kIndex), keys::SessionTurnKey(ch, m.session, m.turn, seq));
+    batch.Delete(cf(ColumnFamily::kVectors),
+                 keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), seq));
+    if (info.message_count > 0) --info.message_count;
+    auto r = roster.find(m.speaker_id);
+    if (r != roster.end() && r->second.message_count > 0) --r->second.message_count;
+  }
+  StoredMessage sm;
+  std::string value;
+  for (const Message& m : plan.rewrite_messages) {
+    auto it = by_seq.find(m.seq);
+    if (it == by_seq.end()) continue;
+    Message edited = it->second;
+    edited.text = m.text;
+    edited.metadata = m.metadata;
+    sm.Clear();
+    ToStored(edited, &sm);
+    sm.SerializeToString(&value);
+    batch.Put(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, m.seq), value);
+    // Its old vector no longer describes it.
+    batch.Delete(cf(ColumnFamily::kVectors),
+                 keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), m.seq));
+  }
+  for (const Record& r : plan.upsert_records) SM_RETURN_IF_ERROR(PutRecord(ch, r, &batch));
+  for (const std::string& id : plan.delete_records) {
+    std::string layer;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex),
+                                 keys::RecordLayerKey(ch, id), &layer);
+    if (s.IsNotFound()) continue;
+    SM_RETURN_IF_ERROR(FromRocks(s, "look up record layer"));
+    SM_ASSIGN_OR_RETURN(ColumnFamily family, LayerFamily(layer));
+    batch.Delete(cf(family), keys::RecordKey(ch, id));
+    batch.Delete(cf(ColumnFamily::kIndex), keys::RecordLayerKey(ch, id));
+    uint64_t n = 0;
+    if (id.size() > 1 && absl::SimpleAtoi(absl::string_view(id).substr(1), &n)) {
+      batch.Delete(cf(ColumnFamily::kVectors),
+                   keys::VectorKey(ch, static_cast<char>(VectorKind::kRecord), n));
+    }
+  }
+  for (uint64_t first : plan.delete_transitions) {
+    batch.Delete(cf(ColumnFamily::kMeta), keys::TransitionKey(ch, first));
+  }
+  for (const std::string& id : plan.delete_roster) {
+    batch.Delete(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id));
+    if (roster.erase(id) > 0 && info.speaker_count > 0) --info.speaker_count;
+  }
+  for (const auto& [id, e] : roster) {
+    auto before = state->roster.find(id);
+    if (before != state->roster.end() && before->second.message_count == e.message_count) continue;
+    StoredRosterEntry sr;
+    for (const auto& a : e.aliases) sr.add_aliases(a);
+    sr.set_first_seen_ms(e.first_seen_ms);
+    sr.set_last_seen_ms(e.last_seen_ms);
+    sr.set_message_count(e.message_count);
+    batch.Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id), sr.SerializeAsString());
+  }
+  StoredChannel sc;
+  sc.set_message_count(info.message_count);
+  sc.set_last_seq(info.last_seq);  // seqs are never reused
+  sc.set_speaker_count(info.speaker_count);
+  sc.set_first_message_ms(info.first_message_ms);
+  sc.set_last_message_ms(info.last_message_ms);
+  batch.Put(cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), sc.SerializeAsString());
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // a deletion is acknowledged only once it cannot come back
+  SM_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "apply deletion"));
+  state->info = info;
+  state->roster = std::move(roster);
+  return absl::OkStatus();
+}
+
+absl::Status RocksStore::DeleteChannel(const ChannelRef& ch) {
+  std::shared_ptr<ChannelState> state = StateFor(ch);
+  std::lock_guard<std::mutex> lock(state->mu);
+  SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
+  if (!state->exists) return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  rocksdb::WriteBatch batch;
+  const std::string begin = keys::ChannelPrefix(ch), end = keys::ChannelPrefixEnd(ch);
+  for (int f = 0; f < kNumColumnFamilies; ++f) {
+    if (static_cast<ColumnFamily>(f) == ColumnFamily::kDefault) continue;
+    batch.DeleteRange(handles_[f], begin, end);
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  SM_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "delete channel"));
+  state->exists = false;
+  state->loaded = false;
+  state->info = ChannelInfo{};
+  state->roster.clear();
+  return absl::OkStatus();
+}
+
+absl::Status RocksStore::CompactChannel(const ChannelRef& ch) {
+  const std::string begin = keys::ChannelPrefix(ch), end = keys::ChannelPrefixEnd(ch);
+  rocksdb::Slice b(begin), e(end);
+  rocksdb::CompactRangeOptions o;
+  o.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  // Every memtable first (the default family's too): the deleted entries
+  // land in files compaction sees, and the write-ahead logs that still
+  // hold them become obsolete and are deleted.
+  SM_RETURN_IF_ERROR(FromRocks(db_->Flush(rocksdb::FlushOptions(), handles_), "flush"));
+  for (int f = 0; f < kNumColumnFamilies; ++f) {
+    if (static_cast<ColumnFamily>(f) == ColumnFamily::kDefault) continue;
+    SM_RETURN_IF_ERROR(FromRocks(db_->CompactRange(o, handles_[f], &b, &e), "compact channel"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> RocksStore::ListTransitions(

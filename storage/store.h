@@ -140,6 +140,16 @@ class Store {
                                            const std::string& record_id) = 0;
 
   virtual absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) = 0;
+  // Applies `plan` in one atomic, durable write. Message seqs not stored
+  // are ignored.
+  virtual absl::Status ApplyDeletion(const ChannelRef& channel, const DeletionPlan& plan) = 0;
+  // Removes every key of the channel in every column family (messages,
+  // records, vectors, roster, cursors, parked segments, transitions).
+  // NOT_FOUND for an unknown channel.
+  virtual absl::Status DeleteChannel(const ChannelRef& channel) = 0;
+  // Pushes the channel's key ranges through compaction to the bottom level,
+  // so deleted bytes leave the disk.
+  virtual absl::Status CompactChannel(const ChannelRef& channel) = 0;
   // Captured Writer transitions (JSON) by segment first seq, in order, from
   // the first after `after_seq`, at most `limit`.
   virtual absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> ListTransitions(

@@ -112,6 +112,9 @@ struct Record {
   int64_t created_ms = 0;
   // Set on operator corrections: the Writer may not UPDATE this record.
   bool operator_locked = false;
+  // Some supporting message was deleted or edited after the record was
+  // written: its content may no longer be backed; Rederive refreshes it.
+  bool support_changed = false;
 
   bool active() const { return superseded_by.empty(); }
 };
@@ -154,6 +157,23 @@ struct SegmentApply {
   // under the segment's first seq.
   std::string transition;
   uint64_t transition_seq = 0;
+};
+
+// One atomic change that removes or rewrites data (deletions and edits).
+struct DeletionPlan {
+  // Messages removed, with their secondary keys and vectors; the roster and
+  // channel counts follow.
+  std::vector<uint64_t> delete_seqs;
+  // Messages rewritten in place (an edit: same seq, id and speaker).
+  std::vector<Message> rewrite_messages;
+  // Records rewritten (support or chain links changed) and removed (with
+  // their vectors).
+  std::vector<Record> upsert_records;
+  std::vector<std::string> delete_records;
+  // Captured Writer transitions removed, by segment first seq.
+  std::vector<uint64_t> delete_transitions;
+  // Roster entries removed (a forgotten speaker).
+  std::vector<std::string> delete_roster;
 };
 
 struct RecordQuery {

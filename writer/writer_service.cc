@@ -152,6 +152,7 @@ struct ChannelWork {
   uint64_t cursor = 0;
   uint64_t flushed = 0;  // flush mark already written by the idle sweeper
   bool rederiving = false;  // Rederive owns the channel; workers leave it alone
+  int held = 0;             // Exclusive callers; workers leave it alone
 };
 
 class WriterServiceImpl final : public WriterService {
@@ -177,6 +178,8 @@ class WriterServiceImpl final : public WriterService {
                                           const std::string& content) override;
   absl::StatusOr<storage::WriterState> Rederive(const ChannelRef& channel,
                                                 std::chrono::milliseconds timeout) override;
+  absl::Status Exclusive(const ChannelRef& channel, std::chrono::milliseconds timeout,
+                         const std::function<absl::Status()>& fn, bool forget) override;
 
  private:
   void WorkerLoop();
@@ -294,7 +297,7 @@ void WriterServiceImpl::Stop() {
 }
 
 void WriterServiceImpl::EnqueueLocked(const ChannelRef& ch, ChannelWork* w) {
-  if (w->queued || w->running || w->rederiving || stopping_) {
+  if (w->queued || w->running || w->rederiving || w->held > 0 || stopping_) {
     w->dirty = true;
     return;
   }
@@ -371,7 +374,7 @@ void WriterServiceImpl::WorkerLoop() {
       queue_.pop_front();
       ChannelWork& w = channels_[ch];
       w.queued = false;
-      if (w.rederiving) {
+      if (w.rederiving || w.held > 0) {
         w.dirty = true;
         continue;
       }
@@ -1052,6 +1055,40 @@ std::unique_ptr<WriterService> WriterService::Create(storage::Store* store,
                                                      const WriterOptions& options, Clock* clock,
                                                      prometheus::Registry* registry) {
   return std::make_unique<WriterServiceImpl>(store, std::move(model), options, clock, registry);
+}
+
+absl::Status WriterServiceImpl::Exclusive(const ChannelRef& ch, std::chrono::milliseconds timeout,
+                                         const std::function<absl::Status()>& fn, bool forget) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ChannelWork& w = channels_[ch];
+    if (w.rederiving) {
+      return absl::UnavailableError("a re-derivation of this channel is running; retry after it");
+    }
+    ++w.held;
+    if (!done_cv_.wait_until(lock, deadline, [&] { return !channels_[ch].running || stopping_; })) {
+      --channels_[ch].held;
+      return absl::DeadlineExceededError("the channel's Writer segment did not finish in time");
+    }
+  }
+  absl::Status s = fn();
+  {
+    std::lock_guard<std::mutex> lock(heads_mu_);
+    heads_.erase({store_, ch});
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ChannelWork& w = channels_[ch];
+  --w.held;
+  if (w.held == 0) {
+    if (forget && s.ok()) {
+      channels_.erase(ch);
+    } else if (w.dirty) {
+      w.dirty = false;
+      EnqueueLocked(ch, &w);
+    }
+  }
+  return s;
 }
 
 }  // namespace speakermem::writer

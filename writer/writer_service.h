@@ -110,6 +110,16 @@ class WriterService {
   // DEADLINE_EXCEEDED after `timeout`.
   virtual absl::StatusOr<storage::WriterState> Rederive(const storage::ChannelRef& channel,
                                                         std::chrono::milliseconds timeout) = 0;
+
+  // Runs `fn` while no Writer segment of the channel is in flight and none
+  // starts (deletions and edits of derived data). Its cached heads are
+  // dropped afterwards. With `forget` (the channel was deleted) its work
+  // entry goes too; otherwise pending work resumes. UNAVAILABLE while a
+  // re-derivation runs; DEADLINE_EXCEEDED when the in-flight segment does
+  // not finish within `timeout`.
+  virtual absl::Status Exclusive(const storage::ChannelRef& channel,
+                                 std::chrono::milliseconds timeout,
+                                 const std::function<absl::Status()>& fn, bool forget) = 0;
 };
 
 }  // namespace speakermem::writer

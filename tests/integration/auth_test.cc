@@ -108,6 +108,22 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     out.push_back(c->ListTransitions(lt).status());
     out.push_back(c->ScoreWriterActions(sw).status());
     out.push_back(c->IngestStream("plans", {Batch("plans", "Mallory", 1).messages(0)}, {}, nullptr));
+    v1::DeleteMessagesRequest dm;
+    dm.set_channel("plans");
+    dm.add_message_ids("Alice0");
+    out.push_back(c->DeleteMessages(dm).status());
+    v1::EditMessageRequest em;
+    em.set_channel("plans");
+    em.set_message_id("Alice0");
+    em.set_text("x");
+    out.push_back(c->EditMessage(em).status());
+    v1::ForgetSpeakerRequest fs;
+    fs.set_channel("plans");
+    fs.set_speaker("Alice");
+    out.push_back(c->ForgetSpeaker(fs).status());
+    v1::DeleteChannelRequest dc;
+    dc.set_channel("plans");
+    out.push_back(c->DeleteChannel(dc).status());
     return out;
   };
   SECTION("no key or a wrong key: UNAUTHENTICATED everywhere") {
@@ -149,6 +165,35 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     auto evidence = globex->Retrieve(q);
     REQUIRE_OK(evidence);
     for (const auto& e : evidence->evidence()) CHECK(e.message().speaker() == "Bob");
+    // Deletions aimed at acme's channel touch nothing of acme's.
+    v1::DeleteMessagesRequest dm;
+    dm.set_channel("plans");
+    dm.add_message_ids("Alice0");
+    v1::ForgetSpeakerRequest fs;
+    fs.set_channel("plans");
+    fs.set_speaker("Alice");
+    v1::EditMessageRequest em;
+    em.set_channel("plans");
+    em.set_message_id("Alice1");
+    em.set_text("hijacked");
+    v1::DeleteChannelRequest dc;
+    dc.set_channel("acme-only");
+    REQUIRE_OK(acme->Ingest(Batch("acme-only", "Alice", 2)));
+    auto gone = globex->DeleteChannel(dc);
+    REQUIRE_OK(gone);
+    CHECK_FALSE(gone->existed());
+    CHECK(globex->EditMessage(em).status().code() == absl::StatusCode::kNotFound);
+    // globex has its own "plans" now (Bob's): Alice's ids and name are
+    // unknown there.
+    auto dmr = globex->DeleteMessages(dm);
+    REQUIRE_OK(dmr);
+    CHECK(dmr->counts().messages_deleted() == 0);
+    auto fsr = globex->ForgetSpeaker(fs);
+    REQUIRE_OK(fsr);
+    CHECK(fsr->counts().messages_deleted() == 0);
+    CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
+    CHECK(testing::AllMessages(acme.get(), "acme-only").size() == 2);
+    CHECK(testing::AllMessages(acme.get(), "plans")[1].text().find("hijacked") == std::string::npos);
     // The admin key of acme can run acme's admin RPCs.
     REQUIRE_OK(admin->CorrectRecord(cr));
   }
