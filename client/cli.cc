@@ -80,6 +80,12 @@ constexpr char kUsage[] =
     "      Remove a speaker's messages and the records they own or sourced.\n"
     "  delete-channel --channel C\n"
     "      Remove a channel and everything derived from it.\n"
+    "  export --channel C [--out FILE.jsonl]\n"
+    "      Export a channel (header, messages, records) as JSONL.\n"
+    "  import [--channel NEW_NAME] FILE.jsonl\n"
+    "      Load an export into a channel that does not exist yet.\n"
+    "  backup NAME\n"
+    "      (admin) Consistent checkpoint of the server's store under store.backup_dir.\n"
     "  trajectories --channel C [--out FILE]\n"
     "      Export the channel's captured Writer transitions (writer.capture_trajectories)\n"
     "      as SFT/RL data, in the layout of the reference trajectories.\n"
@@ -902,6 +908,78 @@ int CmdDeleteChannel(client::Client* c, const Args& args) {
   return 0;
 }
 
+// Export as JSONL: one ChannelItem (protobuf JSON) per line.
+int CmdExport(client::Client* c, const Args& args) {
+  if (!args.Has("channel")) return Usage("export: --channel is required");
+  std::ofstream file;
+  if (args.Has("out")) {
+    file.open(args.Get("out"), std::ios::trunc);
+    if (!file) return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
+  }
+  std::ostream& out = args.Has("out") ? static_cast<std::ostream&>(file) : std::cout;
+  size_t n = 0;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  absl::Status s = c->ExportChannel(args.Get("channel"), [&](const v1::ChannelItem& item) {
+    std::string line;
+    auto st = google::protobuf::util::MessageToJsonString(item, &line, opts);
+    if (!st.ok()) return absl::InternalError(std::string(st.message()));
+    out << line << "\n";
+    ++n;
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return Fail(s);
+  out.flush();
+  if (!out) return Fail(absl::InternalError("write failed"));
+  if (args.Has("out")) std::fprintf(stderr, "%zu items written to %s\n", n, args.Get("out").c_str());
+  return 0;
+}
+
+int CmdImport(client::Client* c, const Args& args) {
+  if (args.positional.size() != 2) return Usage("import: give EXPORT.jsonl");
+  std::ifstream in(args.positional[1]);
+  if (!in) return Fail(absl::NotFoundError(absl::StrCat(args.positional[1], ": cannot open")));
+  std::vector<v1::ChannelItem> items;
+  std::string line;
+  size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    v1::ChannelItem item;
+    auto st = google::protobuf::util::JsonStringToMessage(line, &item);
+    if (!st.ok()) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat(args.positional[1], ":", line_no, ": ", std::string(st.message()))));
+    }
+    items.push_back(std::move(item));
+  }
+  if (items.empty() || !items.front().has_header()) {
+    return Fail(absl::InvalidArgumentError("the export must start with its header"));
+  }
+  // --channel imports under another name.
+  if (args.Has("channel")) items.front().mutable_header()->set_channel(args.Get("channel"));
+  auto r = c->ImportChannel(items);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) PrintJson(*r);
+  else std::printf("imported %llu messages and %llu records into '%s'\n",
+                   static_cast<unsigned long long>(r->messages()),
+                   static_cast<unsigned long long>(r->records()),
+                   items.front().header().channel().c_str());
+  return 0;
+}
+
+int CmdBackup(client::Client* c, const Args& args) {
+  if (args.positional.size() != 2) return Usage("backup: give NAME");
+  v1::BackupRequest req;
+  req.set_name(args.positional[1]);
+  auto r = c->Backup(req);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) PrintJson(*r);
+  else std::printf("backup at %s (%llu bytes) on the server\n", r->path().c_str(),
+                   static_cast<unsigned long long>(r->bytes()));
+  return 0;
+}
+
 int CmdScoreActions(client::Client* c, const Args& args) {
   if (args.positional.size() < 2) return Usage("score-actions: give REQUEST.json (or - for stdin)");
   std::string text;
@@ -1237,6 +1315,9 @@ int Main(int argc, char** argv) {
   if (cmd == "edit") return CmdEdit(c.get(), args);
   if (cmd == "forget") return CmdForget(c.get(), args);
   if (cmd == "delete-channel") return CmdDeleteChannel(c.get(), args);
+  if (cmd == "export") return CmdExport(c.get(), args);
+  if (cmd == "import") return CmdImport(c.get(), args);
+  if (cmd == "backup") return CmdBackup(c.get(), args);
   if (cmd == "trajectories") return CmdTrajectories(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }

@@ -130,6 +130,47 @@ class GrpcClient final : public Client {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::DeleteChannel,
                 v1::DeleteChannelResponse(), 180000);
   }
+  absl::Status ExportChannel(
+      const std::string& channel,
+      const std::function<absl::Status(const v1::ChannelItem&)>& on_item) override {
+    grpc::ClientContext ctx;
+    if (absl::Status p = Prepare(&ctx, channel, 0); !p.ok()) return p;
+    v1::ExportChannelRequest req;
+    req.set_channel(channel);
+    std::unique_ptr<grpc::ClientReader<v1::ChannelItem>> reader(stub_->ExportChannel(&ctx, req));
+    v1::ChannelItem item;
+    while (reader->Read(&item)) {
+      absl::Status s = on_item(item);
+      if (!s.ok()) {
+        ctx.TryCancel();
+        reader->Finish();
+        return s;
+      }
+    }
+    grpc::Status s = reader->Finish();
+    return s.ok() ? absl::OkStatus() : FromGrpc(s);
+  }
+
+  absl::StatusOr<v1::ImportChannelResponse> ImportChannel(
+      const std::vector<v1::ChannelItem>& items) override {
+    grpc::ClientContext ctx;
+    std::string channel = !items.empty() && items.front().has_header() ? items.front().header().channel() : "";
+    if (absl::Status p = Prepare(&ctx, channel, 0); !p.ok()) return p;
+    v1::ImportChannelResponse resp;
+    std::unique_ptr<grpc::ClientWriter<v1::ChannelItem>> writer(stub_->ImportChannel(&ctx, &resp));
+    for (const auto& item : items) {
+      if (!writer->Write(item)) break;  // the server ended the call: see Finish
+    }
+    writer->WritesDone();
+    grpc::Status s = writer->Finish();
+    if (!s.ok()) return FromGrpc(s);
+    return resp;
+  }
+
+  absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& req) override {
+    return Call("", req, &v1::SpeakerMem::Stub::Backup, v1::BackupResponse(), 600000);
+  }
+
   absl::StatusOr<v1::RederiveResponse> Rederive(const v1::RederiveRequest& req) override {
     int wait_ms = static_cast<int>(req.timeout_ms() == 0 ? 600000 : req.timeout_ms());
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Rederive, v1::RederiveResponse(),

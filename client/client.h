@@ -85,6 +85,13 @@ class Client {
       const v1::ForgetSpeakerRequest& req) = 0;
   virtual absl::StatusOr<v1::DeleteChannelResponse> DeleteChannel(
       const v1::DeleteChannelRequest& req) = 0;
+  // Streams the channel's export to `on_item` (header, messages, records).
+  virtual absl::Status ExportChannel(const std::string& channel,
+                                     const std::function<absl::Status(const v1::ChannelItem&)>& on_item) = 0;
+  // Sends an export (header first) into a new channel named by the header.
+  virtual absl::StatusOr<v1::ImportChannelResponse> ImportChannel(
+      const std::vector<v1::ChannelItem>& items) = 0;
+  virtual absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& req) = 0;
 
   // OK when the server's health service reports SERVING within `timeout_ms`.
   virtual absl::Status WaitForServing(int timeout_ms) = 0;

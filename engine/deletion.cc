@@ -1,6 +1,7 @@
 // Deletions and edits that propagate from System 1 to everything derived
 // from it: records, chain links, vectors, the lexical and dense indexes,
 // cached snapshots and captured Writer transitions.
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -11,6 +12,7 @@
 #include "engine/memory.h"
 #include "nlohmann/json.hpp"
 #include "retrieval/bm25_index.h"
+#include "storage/validation.h"
 
 namespace speakermem::engine {
 
@@ -275,6 +277,125 @@ absl::StatusOr<bool> Memory::DeleteChannel(const storage::ChannelRef& channel) {
   absl::Status c = store_->CompactChannel(channel);
   if (!c.ok()) LOG_WARN("compaction after channel deletion failed").Str("error", c.message());
   return true;
+}
+
+}  // namespace speakermem::engine
+
+namespace speakermem::engine {
+
+absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
+    const storage::ChannelRef& channel, std::vector<storage::Message> messages,
+    std::vector<storage::Record> records, uint64_t writer_cursor_seq) {
+  SM_RETURN_IF_ERROR(storage::ValidateName("channel", channel.channel, options_.limits, false));
+  if (store_->GetChannelInfo(channel).ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "channel '", channel.channel, "' exists; delete it first or import under another name"));
+  }
+  if (messages.empty()) return absl::InvalidArgumentError("the export holds no messages");
+  // Validate everything before writing anything.
+  const size_t batch = std::max<size_t>(1, options_.limits.max_batch_messages);
+  for (size_t i = 0; i < messages.size(); i += batch) {
+    std::vector<storage::Message> part(messages.begin() + i,
+                                       messages.begin() + std::min(messages.size(), i + batch));
+    absl::Status s = storage::ValidateMessages(channel.channel, {}, part, options_.limits);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("message block at ", i, ": ", s.message()));
+  }
+  std::set<std::string> message_ids, record_ids;
+  for (const auto& m : messages) {
+    if (m.message_id.empty()) return absl::InvalidArgumentError("an exported message has no id");
+    if (!message_ids.insert(m.message_id).second) {
+      return absl::InvalidArgumentError(absl::StrCat("message id '", m.message_id, "' repeats"));
+    }
+  }
+  uint64_t next_record = 1;
+  for (const auto& r : records) {
+    uint64_t n = retrieval::RecordNumber(r.record_id);
+    if (n == 0) return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' is malformed"));
+    if (!record_ids.insert(r.record_id).second) {
+      return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' repeats"));
+    }
+    if (r.layer != "core" && r.layer != "profile" && r.layer != "interaction" && r.layer != "insight") {
+      return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, ": unknown layer"));
+    }
+    next_record = std::max(next_record, n + 1);
+  }
+  for (auto& r : records) {
+    for (const auto& p : r.supersedes) {
+      if (!record_ids.count(p)) {
+        return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, " supersedes unknown ", p));
+      }
+    }
+    if (!r.superseded_by.empty() && !record_ids.count(r.superseded_by)) {
+      return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, " is superseded by unknown ",
+                                                     r.superseded_by));
+    }
+    std::vector<std::string> kept;
+    for (auto& f : r.from_ids) {
+      if (message_ids.count(f)) kept.push_back(std::move(f));
+    }
+    r.from_ids = std::move(kept);
+  }
+  uint64_t new_cursor = 0, last_seq = 0;
+  absl::Status s = writer_->Exclusive(
+      channel, std::chrono::minutes(2),
+      [&]() -> absl::Status {
+        for (size_t i = 0; i < messages.size(); i += batch) {
+          std::vector<storage::Message> part(
+              messages.begin() + i, messages.begin() + std::min(messages.size(), i + batch));
+          std::vector<uint64_t> old_seqs;
+          for (auto& m : part) {
+            old_seqs.push_back(m.seq);
+            m.seq = 0;
+          }
+          SM_ASSIGN_OR_RETURN(storage::AppendResult r, store_->AppendMessages(channel, &part));
+          for (size_t j = 0; j < part.size(); ++j) {
+            if (old_seqs[j] != 0 && old_seqs[j] <= writer_cursor_seq) new_cursor = part[j].seq;
+          }
+          last_seq = r.last_seq;
+          lexical_->AddBatch(channel, part);
+          std::vector<Embedder::Item> items;
+          for (auto& m : part) items.push_back(Embedder::Item{channel, m.seq, m.text, ""});
+          embedder_->Enqueue(std::move(items));
+        }
+        storage::SegmentApply apply;
+        apply.expected_cursor = 0;
+        apply.new_cursor = new_cursor;
+        apply.next_record = next_record;
+        apply.new_records = records;
+        SM_RETURN_IF_ERROR(store_->ApplySegment(channel, apply));
+        std::vector<Embedder::Item> items;
+        for (const auto& r : records) items.push_back(Embedder::Item{channel, 0, r.content, r.record_id});
+        embedder_->Enqueue(std::move(items));
+        return absl::OkStatus();
+      },
+      /*forget=*/false);
+  SM_RETURN_IF_ERROR(s);
+  writer_->Notify(channel, last_seq);
+  return std::make_pair(static_cast<uint64_t>(messages.size()), static_cast<uint64_t>(records.size()));
+}
+
+absl::StatusOr<std::pair<std::string, uint64_t>> Memory::Backup(const std::string& name) {
+  if (name.empty() || name.size() > 128 || name == "." || name == ".." ||
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+          std::string::npos) {
+    return absl::InvalidArgumentError("name: 1-128 of letters, digits, '-', '_', '.'");
+  }
+  const std::string base =
+      options_.backup_dir.empty() ? options_.store.path + ".backups" : options_.backup_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  if (ec) return absl::InternalError(absl::StrCat("backup dir ", base, ": ", ec.message()));
+  const std::string dir = (std::filesystem::path(base) / name).string();
+  if (std::filesystem::exists(dir, ec)) {
+    return absl::AlreadyExistsError(absl::StrCat("backup '", name, "' exists"));
+  }
+  SM_RETURN_IF_ERROR(store_->Checkpoint(dir));
+  uint64_t bytes = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (e.is_regular_file()) bytes += e.file_size();
+  }
+  LOG_INFO("backup written").Str("path", dir).Int("bytes", static_cast<int64_t>(bytes));
+  return std::make_pair(dir, bytes);
 }
 
 }  // namespace speakermem::engine

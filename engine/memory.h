@@ -57,6 +57,8 @@ struct MemoryOptions {
   // Where shards are saved between runs (a cache of the vectors column
   // family). Default: "<store path>.shards".
   std::string shard_dir;
+  // Where Backup writes checkpoints. Default: "<store path>.backups".
+  std::string backup_dir;
 };
 
 struct RecordWithChain {
@@ -155,6 +157,17 @@ class Memory {
   // Other people's messages that mention them stay.
   absl::StatusOr<DeletionResult> ForgetSpeaker(const storage::ChannelRef& channel,
                                                const std::string& speaker);
+  // Loads an exported channel into `channel`, which must not exist
+  // (FAILED_PRECONDITION). Messages keep their ids (new seqs); records keep
+  // ids and chains; the Writer continues after `writer_cursor_seq` (a seq
+  // of the exported messages). Returns (messages, records) loaded.
+  absl::StatusOr<std::pair<uint64_t, uint64_t>> ImportChannel(
+      const storage::ChannelRef& channel, std::vector<storage::Message> messages,
+      std::vector<storage::Record> records, uint64_t writer_cursor_seq);
+  // A consistent checkpoint of the store under options().backup_dir/name;
+  // returns its path and size in bytes.
+  absl::StatusOr<std::pair<std::string, uint64_t>> Backup(const std::string& name);
+
   // Deletes the channel and everything derived from it. False when there
   // was no such channel (deleting twice is not an error).
   absl::StatusOr<bool> DeleteChannel(const storage::ChannelRef& channel);

@@ -183,6 +183,10 @@ std::vector<Knob> BuildKnobs() {
                               "Inverted lists probed per dense search in an IVF shard (more: "
                               "better recall, slower).",
                               [](C* c) { return &c->memory.vectors.ivf_nprobe; }, 1, 4096));
+  k.push_back(StrKnob("store", "backup_dir",
+                      "Where the Backup RPC writes checkpoints (one directory per backup); "
+                      "empty: \"<data_dir>.backups\".",
+                      [](C* c) { return &c->memory.backup_dir; }));
   k.push_back(StrKnob("index", "shard_dir",
                       "Where vector shards are saved between runs (a cache of the store's "
                       "vectors); empty: \"<data_dir>.shards\".",

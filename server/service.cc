@@ -117,7 +117,10 @@ using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_Ing
                                         S::WithCallbackMethod_EditMessage<
                                             S::WithCallbackMethod_ForgetSpeaker<
                                                 S::WithCallbackMethod_DeleteChannel<
-                                                    S::Service>>>>>>>>>>>>>>>>>>>;
+                                                    S::WithCallbackMethod_ExportChannel<
+                                                        S::WithCallbackMethod_ImportChannel<
+                                                            S::WithCallbackMethod_Backup<
+                                                                S::Service>>>>>>>>>>>>>>>>>>>>>>;
 
 bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
@@ -171,6 +174,24 @@ class Service final : public ServiceBase {
 
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestStream(
       CallbackServerContext* ctx) override;
+  grpc::ServerWriteReactor<v1::ChannelItem>* ExportChannel(
+      CallbackServerContext* ctx, const v1::ExportChannelRequest* req) override;
+  grpc::ServerReadReactor<v1::ChannelItem>* ImportChannel(
+      CallbackServerContext* ctx, v1::ImportChannelResponse* resp) override;
+
+  ServerUnaryReactor* Backup(CallbackServerContext* ctx, const v1::BackupRequest* req,
+                             v1::BackupResponse* resp) override {
+    return Unary("Backup", ctx, "", [&]() -> absl::Status {
+      auto r = memory_->Backup(req->name());
+      if (!r.ok()) return r.status();
+      resp->set_path(r->first);
+      resp->set_bytes(r->second);
+      return absl::OkStatus();
+    }, Access::kAdmin);
+  }
+
+  engine::Memory* memory() { return memory_; }
+  absl::Status CheckChannelName(const std::string& channel) const { return CheckChannel(channel); }
 
   ServerUnaryReactor* GetMessages(CallbackServerContext* ctx,
                                   const v1::GetMessagesRequest* req,
@@ -651,6 +672,209 @@ class IngestStreamReactor final
   wire::IngestChunk chunk_;
   v1::IngestAck ack_;
 };
+
+// Header, then pages of messages, then the records; one write in flight.
+class ExportReactor final : public grpc::ServerWriteReactor<v1::ChannelItem> {
+ public:
+  ExportReactor(Service* service, CallbackServerContext* ctx, const v1::ExportChannelRequest& req)
+      : service_(service), scope_("ExportChannel", ctx, service->metrics()) {
+    scope_.set_channel(req.channel());
+    absl::Status s = Start(ctx, req);
+    if (!s.ok()) {
+      Finish(scope_.Done(s));
+      return;
+    }
+    Next();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(scope_.Done(absl::CancelledError("the client went away")));
+      return;
+    }
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Start(CallbackServerContext* ctx, const v1::ExportChannelRequest& req) {
+    absl::StatusOr<Principal> who = service_->Authenticate(ctx, Access::kTenant);
+    if (!who.ok()) return who.status();
+    if (absl::Status s = service_->CheckReady(); !s.ok()) return s;
+    if (absl::Status s = service_->CheckChannelName(req.channel()); !s.ok()) return s;
+    channel_ = storage::ChannelRef{who->tenant, req.channel()};
+    storage::Store* store = service_->memory()->store();
+    absl::StatusOr<storage::ChannelInfo> info = store->GetChannelInfo(channel_);
+    if (!info.ok()) return info.status();
+    absl::StatusOr<storage::WriterState> state = store->GetWriterState(channel_);
+    if (!state.ok()) return state.status();
+    storage::RecordQuery all;
+    all.include_superseded = true;
+    all.limit = UINT32_MAX;
+    absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(channel_, all);
+    if (!records.ok()) return records.status();
+    records_ = std::move(*records);
+    auto* h = item_.mutable_header();
+    h->set_channel(req.channel());
+    h->set_format_version(1);
+    h->set_exported_ms(Clock::Real()->NowMs());
+    h->set_messages(info->message_count);
+    h->set_records(records_.size());
+    h->set_writer_cursor_seq(state->cursor_seq);
+    header_pending_ = true;
+    return absl::OkStatus();
+  }
+
+  void Next() {
+    if (header_pending_) {
+      header_pending_ = false;
+      StartWrite(&item_);
+      return;
+    }
+    item_.Clear();
+    if (!messages_done_) {
+      if (page_pos_ >= page_.size()) {
+        page_.clear();
+        page_pos_ = 0;
+        if (after_ != UINT64_MAX) {
+          storage::MessageQuery q;
+          q.after_seq = after_;
+          q.limit = 1000;
+          absl::StatusOr<storage::MessagePage> page =
+              service_->memory()->store()->ScanMessages(channel_, q);
+          if (!page.ok()) {
+            Finish(scope_.Done(page.status()));
+            return;
+          }
+          page_ = std::move(page->messages);
+          after_ = page->next_after_seq == 0 ? UINT64_MAX : page->next_after_seq;
+        }
+      }
+      if (page_pos_ < page_.size()) {
+        ToProto(page_[page_pos_++], channel_.channel, item_.mutable_message());
+        StartWrite(&item_);
+        return;
+      }
+      messages_done_ = true;
+    }
+    if (record_pos_ < records_.size()) {
+      ToProto(records_[record_pos_++], channel_.channel, item_.mutable_record());
+      StartWrite(&item_);
+      return;
+    }
+    Finish(scope_.Done(absl::OkStatus()));
+  }
+
+  Service* const service_;
+  RpcScope scope_;
+  storage::ChannelRef channel_;
+  v1::ChannelItem item_;
+  bool header_pending_ = false;
+  bool messages_done_ = false;
+  uint64_t after_ = 0;
+  std::vector<storage::Message> page_;
+  size_t page_pos_ = 0;
+  std::vector<storage::Record> records_;
+  size_t record_pos_ = 0;
+};
+
+// Reads the whole export (bounded), then imports it in one engine call.
+class ImportReactor final : public grpc::ServerReadReactor<v1::ChannelItem> {
+ public:
+  ImportReactor(Service* service, CallbackServerContext* ctx, v1::ImportChannelResponse* resp)
+      : service_(service), ctx_(ctx), resp_(resp), scope_("ImportChannel", ctx, service->metrics()) {
+    absl::StatusOr<Principal> who = service_->Authenticate(ctx, Access::kTenant);
+    absl::Status s = who.ok() ? service_->CheckReady() : who.status();
+    if (!s.ok()) {
+      Finish(scope_.Done(s));
+      return;
+    }
+    tenant_ = who->tenant;
+    StartRead(&item_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client finished sending
+      Finish(scope_.Done(Import()));
+      return;
+    }
+    absl::Status s = Take();
+    if (!s.ok()) {
+      Finish(scope_.Done(s));
+      return;
+    }
+    StartRead(&item_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  static constexpr size_t kMaxItems = 5000000;
+
+  absl::Status Take() {
+    if (++items_ > kMaxItems) {
+      return absl::ResourceExhaustedError("an import holds at most 5,000,000 items; split it");
+    }
+    switch (item_.item_case()) {
+      case v1::ChannelItem::kHeader:
+        if (has_header_) return absl::InvalidArgumentError("a second header");
+        has_header_ = true;
+        header_ = item_.header();
+        if (header_.format_version() != 1) {
+          return absl::InvalidArgumentError("unknown export format_version");
+        }
+        if (absl::Status s = service_->CheckChannelName(header_.channel()); !s.ok()) return s;
+        scope_.set_channel(header_.channel());
+        return absl::OkStatus();
+      case v1::ChannelItem::kMessage: {
+        if (!has_header_) return absl::InvalidArgumentError("the header must come first");
+        storage::Message m = FromProto(item_.message(), 0);
+        m.seq = item_.message().seq();
+        m.metadata.insert(item_.message().metadata().begin(), item_.message().metadata().end());
+        messages_.push_back(std::move(m));
+        return absl::OkStatus();
+      }
+      case v1::ChannelItem::kRecord:
+        if (!has_header_) return absl::InvalidArgumentError("the header must come first");
+        records_.push_back(FromProto(item_.record()));
+        return absl::OkStatus();
+      default:
+        return absl::InvalidArgumentError("an empty item");
+    }
+  }
+
+  absl::Status Import() {
+    if (!has_header_) return absl::InvalidArgumentError("no header");
+    auto r = service_->memory()->ImportChannel(storage::ChannelRef{tenant_, header_.channel()},
+                                               std::move(messages_), std::move(records_),
+                                               header_.writer_cursor_seq());
+    if (!r.ok()) return r.status();
+    resp_->set_messages(r->first);
+    resp_->set_records(r->second);
+    return absl::OkStatus();
+  }
+
+  Service* const service_;
+  CallbackServerContext* const ctx_;
+  v1::ImportChannelResponse* const resp_;
+  RpcScope scope_;
+  std::string tenant_;
+  v1::ChannelItem item_;
+  size_t items_ = 0;
+  bool has_header_ = false;
+  v1::ChannelExportHeader header_;
+  std::vector<storage::Message> messages_;
+  std::vector<storage::Record> records_;
+};
+
+grpc::ServerWriteReactor<v1::ChannelItem>* Service::ExportChannel(
+    CallbackServerContext* ctx, const v1::ExportChannelRequest* req) {
+  return new ExportReactor(this, ctx, *req);
+}
+
+grpc::ServerReadReactor<v1::ChannelItem>* Service::ImportChannel(
+    CallbackServerContext* ctx, v1::ImportChannelResponse* resp) {
+  return new ImportReactor(this, ctx, resp);
+}
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStream(
     CallbackServerContext* ctx) {

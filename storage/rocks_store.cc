@@ -13,6 +13,7 @@
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
+#include "rocksdb/utilities/checkpoint.h"
 #include "rocksdb/utilities/options_util.h"
 #include "rocksdb/write_batch.h"
 #include "storage/keys.h"
@@ -196,6 +197,7 @@ class RocksStore final : public Store {
   absl::Status ApplyDeletion(const ChannelRef& ch, const DeletionPlan& plan) override;
   absl::Status DeleteChannel(const ChannelRef& ch) override;
   absl::Status CompactChannel(const ChannelRef& ch) override;
+  absl::Status Checkpoint(const std::string& dir) override;
   absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
 
  private:
@@ -1036,6 +1038,14 @@ absl::Status RocksStore::DeleteChannel(const ChannelRef& ch) {
   state->info = ChannelInfo{};
   state->roster.clear();
   return absl::OkStatus();
+}
+
+absl::Status RocksStore::Checkpoint(const std::string& dir) {
+  rocksdb::Checkpoint* raw = nullptr;
+  SM_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "checkpoint"));
+  std::unique_ptr<rocksdb::Checkpoint> cp(raw);
+  // Flushing first keeps the checkpoint free of a WAL to replay.
+  return FromRocks(cp->CreateCheckpoint(dir, /*log_size_for_flush=*/0), "create checkpoint");
 }
 
 absl::Status RocksStore::CompactChannel(const ChannelRef& ch) {

@@ -147,6 +147,9 @@ class Store {
   // records, vectors, roster, cursors, parked segments, transitions).
   // NOT_FOUND for an unknown channel.
   virtual absl::Status DeleteChannel(const ChannelRef& channel) = 0;
+  // A consistent checkpoint of the whole store in `dir` (which must not
+  // exist): hard links to the immutable files plus a copy of the rest.
+  virtual absl::Status Checkpoint(const std::string& dir) = 0;
   // Pushes the channel's key ranges through compaction to the bottom level,
   // so deleted bytes leave the disk.
   virtual absl::Status CompactChannel(const ChannelRef& channel) = 0;

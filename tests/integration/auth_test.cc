@@ -124,6 +124,14 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     v1::DeleteChannelRequest dc;
     dc.set_channel("plans");
     out.push_back(c->DeleteChannel(dc).status());
+    out.push_back(c->ExportChannel("plans", [](const v1::ChannelItem&) { return absl::OkStatus(); }));
+    v1::ChannelItem header;
+    header.mutable_header()->set_channel("imported");
+    header.mutable_header()->set_format_version(1);
+    out.push_back(c->ImportChannel({header}).status());
+    v1::BackupRequest backup;
+    backup.set_name("b1");
+    out.push_back(c->Backup(backup).status());
     return out;
   };
   SECTION("no key or a wrong key: UNAUTHENTICATED everywhere") {
@@ -191,6 +199,12 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     auto fsr = globex->ForgetSpeaker(fs);
     REQUIRE_OK(fsr);
     CHECK(fsr->counts().messages_deleted() == 0);
+    CHECK(globex->ExportChannel("acme-only", [](const v1::ChannelItem&) {
+                    return absl::OkStatus();
+                  }).code() == absl::StatusCode::kNotFound);
+    v1::BackupRequest backup;
+    backup.set_name("by-globex");
+    CHECK(globex->Backup(backup).status().code() == absl::StatusCode::kPermissionDenied);
     CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
     CHECK(testing::AllMessages(acme.get(), "acme-only").size() == 2);
     CHECK(testing::AllMessages(acme.get(), "plans")[1].text().find("hijacked") == std::string::npos);
