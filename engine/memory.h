@@ -109,6 +109,10 @@ class Memory {
   // Starts / stops the background work: the Writer's workers and the
   // embedder (Stop lets in-flight work finish; pending work stays in the
   // store).
+  // Model tokens the Writer spends, by channel (set before StartWriter).
+  void SetWriterUsageListener(writer::WriterService::UsageListener listener) {
+    writer_->SetUsageListener(std::move(listener));
+  }
   absl::Status StartWriter();
   void StopWriter();
   // True when every queued message embedding is done within `timeout`.

@@ -169,6 +169,30 @@ std::vector<Knob> BuildKnobs() {
                                 "asks are INVALID_ARGUMENT).",
                                 [](C* c) { return &c->memory.max_top_k; }, 1,
                                 10000));
+  k.push_back(IntKnob<uint32_t>("limits", "tenant_messages_per_second",
+                                "Messages a tenant may ingest per second (token bucket); 0: "
+                                "unlimited.",
+                                [](C* c) { return &c->tenant_limits.messages_per_second; }, 0,
+                                100000000));
+  k.push_back(IntKnob<uint32_t>("limits", "tenant_burst_messages",
+                                "Messages a tenant may send at once before the rate applies; 0: "
+                                "one second's worth.",
+                                [](C* c) { return &c->tenant_limits.burst_messages; }, 0,
+                                100000000));
+  k.push_back(IntKnob<uint64_t>("limits", "tenant_max_messages",
+                                "Messages a tenant may hold in all its channels; 0: unlimited.",
+                                [](C* c) { return &c->tenant_limits.max_stored_messages; }, 0,
+                                INT64_MAX));
+  k.push_back(IntKnob<uint64_t>("limits", "tenant_tokens_per_day",
+                                "Model tokens (all stages, the Writer included) a tenant may "
+                                "use per UTC day; beyond it queries are refused; 0: unlimited.",
+                                [](C* c) { return &c->tenant_limits.tokens_per_day; }, 0,
+                                INT64_MAX));
+  k.push_back(IntKnob<uint32_t>("limits", "max_concurrent_queries",
+                                "Query/Retrieve calls running at once; more are refused with "
+                                "RESOURCE_EXHAUSTED; 0: unlimited.",
+                                [](C* c) { return &c->tenant_limits.max_concurrent_queries; }, 0,
+                                1000000));
   k.push_back(IntKnob<uint32_t>("query", "default_top_k",
                                 "System 1 top-k when a query gives none (paper main "
                                 "configuration: 10).",

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
+#include "server/limits.h"
 #include "llm/config.h"
 
 namespace speakermem::server {
@@ -38,6 +39,7 @@ struct ServerConfig {
   std::string tls_key_file;
   std::string tls_client_ca_file;
   engine::MemoryOptions memory;
+  TenantLimits tenant_limits;
   // Model endpoints: the default entry (section [model]) and per-stage
   // overrides ([model.writer], [model.answer], ...).
   llm::ModelsConfig models;

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <sstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "llm/metrics.h"
 #include "prometheus/text_serializer.h"
 #include "server/auth.h"
+#include "server/limits.h"
 #include "server/metrics_http.h"
 #include "prometheus/registry.h"
 #include "server/metrics.h"
@@ -74,6 +76,7 @@ class ServerImpl final : public Server {
   std::shared_ptr<prometheus::Collectable> store_size_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   std::unique_ptr<KeyStore> keys_;
+  std::unique_ptr<Limiter> limiter_;
   std::unique_ptr<grpc::Service> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::thread rebuild_thread_;
@@ -135,7 +138,22 @@ absl::Status ServerImpl::Init() {
     }
     creds = grpc::SslServerCredentials(ssl);
   }
-  service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_, keys_.get());
+  limiter_ = std::make_unique<Limiter>(config_.tenant_limits, Clock::Real());
+  Limiter* limiter = limiter_.get();
+  memory_->SetWriterUsageListener([limiter](const storage::ChannelRef& ch, uint64_t tokens) {
+    limiter->AddTokens(ch.tenant, tokens);
+  });
+  {
+    std::map<std::string, uint64_t> stored;
+    SM_RETURN_IF_ERROR(memory_->store()->ForEachChannel(
+        [&](const storage::ChannelRef& ch, const storage::ChannelInfo& info) -> absl::Status {
+          stored[ch.tenant] += info.message_count;
+          return absl::OkStatus();
+        }));
+    for (const auto& [tenant, n] : stored) limiter_->SetStored(tenant, n);
+  }
+  service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_, keys_.get(),
+                                  limiter_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -9,6 +9,7 @@
 #include "eval/writer_rewards.h"
 #include "server/auth.h"
 #include "server/convert.h"
+#include "server/limits.h"
 #include "server/metrics.h"
 #include <grpcpp/support/proto_buffer_reader.h>
 
@@ -136,8 +137,14 @@ bool SerializeRaw(const google::protobuf::Message& msg, grpc::ByteBuffer* out) {
 class Service final : public ServiceBase {
  public:
   Service(engine::Memory* memory, ServerMetrics* metrics, const std::atomic<bool>* ready,
-          KeyStore* keys)
-      : memory_(memory), metrics_(metrics), ready_(ready), keys_(keys) {}
+          KeyStore* keys, Limiter* limiter)
+      : memory_(memory),
+        metrics_(metrics),
+        ready_(ready),
+        keys_(keys),
+        own_limiter_(limiter == nullptr ? std::make_unique<Limiter>(TenantLimits{}, Clock::Real())
+                                        : nullptr),
+        limiter_(limiter != nullptr ? limiter : own_limiter_.get()) {}
 
   // The caller: the API key's tenant, or tenant "default" with auth off.
   absl::StatusOr<Principal> Authenticate(CallbackServerContext* ctx, Access access) {
@@ -191,6 +198,7 @@ class Service final : public ServiceBase {
   }
 
   engine::Memory* memory() { return memory_; }
+  Limiter* limiter() { return limiter_; }
   absl::Status CheckChannelName(const std::string& channel) const { return CheckChannel(channel); }
 
   ServerUnaryReactor* GetMessages(CallbackServerContext* ctx,
@@ -420,6 +428,7 @@ class Service final : public ServiceBase {
       std::vector<std::string> ids(req->message_ids().begin(), req->message_ids().end());
       auto r = memory_->DeleteMessages(ChannelOf(ctx, req->channel()), ids);
       if (!r.ok()) return r.status();
+      limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(r->messages_deleted));
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
     });
@@ -444,6 +453,7 @@ class Service final : public ServiceBase {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       auto r = memory_->ForgetSpeaker(ChannelOf(ctx, req->channel()), req->speaker());
       if (!r.ok()) return r.status();
+      limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(r->messages_deleted));
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
     });
@@ -454,8 +464,13 @@ class Service final : public ServiceBase {
                                     v1::DeleteChannelResponse* resp) override {
     return Unary("DeleteChannel", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      absl::StatusOr<storage::ChannelInfo> before =
+          memory_->store()->GetChannelInfo(ChannelOf(ctx, req->channel()));
       auto r = memory_->DeleteChannel(ChannelOf(ctx, req->channel()));
       if (!r.ok()) return r.status();
+      if (*r && before.ok()) {
+        limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(before->message_count));
+      }
       resp->set_existed(*r);
       return absl::OkStatus();
     });
@@ -495,8 +510,16 @@ class Service final : public ServiceBase {
       default:
         p.mode = retrieval::RecallMode::kHybrid;
     }
+    std::unique_ptr<Limiter::QuerySlot> slot;
+    if (absl::Status s = limiter_->AcquireQuery(&slot); !s.ok()) return s;
+    if (p.stages || answer) {
+      if (absl::Status s = limiter_->CheckTokens(p.channel.tenant); !s.ok()) return s;
+    }
     absl::StatusOr<engine::QueryResult> r = memory_->Query(p, answer);
     if (!r.ok()) return r.status();
+    uint64_t tokens = 0;
+    for (const auto& t : r->pipeline.trace) tokens += t.tokens_in + t.tokens_out;
+    limiter_->AddTokens(p.channel.tenant, tokens);
     ToProto(*r, req.channel(), req.question(), resp);
     return absl::OkStatus();
   }
@@ -542,8 +565,10 @@ class Service final : public ServiceBase {
       msgs.push_back(FromWire(m));
       chans.push_back(m.channel());
     }
+    if (absl::Status s = limiter_->AdmitIngest(tenant, msgs.size()); !s.ok()) return s;
     absl::StatusOr<storage::AppendResult> r =
         memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs));
+    if (r.ok()) limiter_->Stored(tenant, static_cast<int64_t>(r->stored));
     if (r.ok()) {
       metrics_->CountIngest(r->stored, r->duplicates);
     } else {
@@ -587,6 +612,8 @@ class Service final : public ServiceBase {
   ServerMetrics* const metrics_;
   const std::atomic<bool>* const ready_;
   KeyStore* const keys_;  // null: auth off
+  const std::unique_ptr<Limiter> own_limiter_;  // when none was given
+  Limiter* const limiter_;
 };
 
 // One acknowledgement per chunk: read, write atomically, ack, read again.
@@ -844,10 +871,14 @@ class ImportReactor final : public grpc::ServerReadReactor<v1::ChannelItem> {
 
   absl::Status Import() {
     if (!has_header_) return absl::InvalidArgumentError("no header");
+    if (absl::Status s = service_->limiter()->AdmitIngest(tenant_, messages_.size()); !s.ok()) {
+      return s;
+    }
     auto r = service_->memory()->ImportChannel(storage::ChannelRef{tenant_, header_.channel()},
                                                std::move(messages_), std::move(records_),
                                                header_.writer_cursor_seq());
     if (!r.ok()) return r.status();
+    service_->limiter()->Stored(tenant_, static_cast<int64_t>(r->first));
     resp_->set_messages(r->first);
     resp_->set_records(r->second);
     return absl::OkStatus();
@@ -886,8 +917,8 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStre
 std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
                                                     ServerMetrics* metrics,
                                                     const std::atomic<bool>* ready,
-                                                    KeyStore* keys) {
-  return std::make_unique<Service>(memory, metrics, ready, keys);
+                                                    KeyStore* keys, Limiter* limiter) {
+  return std::make_unique<Service>(memory, metrics, ready, keys, limiter);
 }
 
 }  // namespace speakermem::server

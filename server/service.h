@@ -18,6 +18,7 @@ namespace speakermem::server {
 
 class ServerMetrics;
 class KeyStore;
+class Limiter;
 
 // Every RPC answers UNAVAILABLE while *ready is false (indexes rebuilding).
 // With `keys` (auth on) every RPC needs an API key (metadata x-api-key):
@@ -28,7 +29,8 @@ class KeyStore;
 std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
                                                     ServerMetrics* metrics,
                                                     const std::atomic<bool>* ready,
-                                                    KeyStore* keys = nullptr);
+                                                    KeyStore* keys = nullptr,
+                                                    Limiter* limiter = nullptr);
 
 }  // namespace speakermem::server
 

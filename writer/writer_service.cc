@@ -168,6 +168,7 @@ class WriterServiceImpl final : public WriterService {
   ~WriterServiceImpl() override { Stop(); }
 
   void SetRecordListener(RecordListener listener) override { listener_ = std::move(listener); }
+  void SetUsageListener(UsageListener listener) override { usage_listener_ = std::move(listener); }
   absl::Status Start() override;
   void Stop() override;
   void Notify(const ChannelRef& channel, uint64_t newest_seq) override;
@@ -229,6 +230,7 @@ class WriterServiceImpl final : public WriterService {
   Clock* const clock_;
   WriterMetrics metrics_;
   RecordListener listener_;  // set before Start, read-only after
+  UsageListener usage_listener_;  // set before Start, read-only after
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // queue_ non-empty or stopping_
@@ -728,6 +730,9 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
     ++*attempts;
     llm::StageCall call;
     absl::StatusOr<WriterOutput> out = model_->Write(in, &call);
+    if (usage_listener_ && store == store_) {
+      usage_listener_(ch, call.usage.tokens_in + call.usage.tokens_out);
+    }
     if (trace != nullptr && out.ok()) {
       trace->heads = in.heads;
       trace->roster = in.roster;

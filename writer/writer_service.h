@@ -73,6 +73,10 @@ class WriterService {
   using RecordListener =
       std::function<void(const storage::ChannelRef&, const std::vector<storage::Record>&)>;
   virtual void SetRecordListener(RecordListener listener) = 0;
+  // Called with the model tokens (in + out) of each Writer call, by channel.
+  // Set before Start().
+  using UsageListener = std::function<void(const storage::ChannelRef&, uint64_t tokens)>;
+  virtual void SetUsageListener(UsageListener listener) = 0;
 
   // Starts the workers and queues every channel with pending work.
   virtual absl::Status Start() = 0;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "server/auth.h"
 #include "tests/integration/test_server.h"
@@ -257,6 +258,40 @@ TEST_CASE("TLS on gRPC and the metrics port", "[auth][tls]") {
   std::string insecure = "curl -s --max-time 5 http://127.0.0.1:" + std::to_string(mport) +
                          "/metrics -o /dev/null";
   CHECK(std::system(insecure.c_str()) != 0);
+}
+
+}  // namespace
+}  // namespace speakermem
+
+namespace speakermem {
+namespace {
+
+TEST_CASE("per-tenant limits answer RESOURCE_EXHAUSTED and quotas follow deletions",
+          "[limits]") {
+  testing::TempDir keys_dir;
+  auto configure = WithKeys(keys_dir.Sub("keys"));
+  TestServer ts([&](server::ServerConfig* c) {
+    configure(c);
+    c->tenant_limits.max_stored_messages = 50;
+    c->tenant_limits.messages_per_second = 1000;
+    c->tenant_limits.burst_messages = 45;
+  });
+  auto acme = As(ts, "key-acme");
+  auto globex = As(ts, "key-globex");
+  REQUIRE_OK(acme->Ingest(Batch("q", "Alice", 40)));
+  // Over the burst: refused whole, nothing stored.
+  auto burst = acme->Ingest(Batch("q2", "Alice", 46));
+  CHECK(burst.status().code() == absl::StatusCode::kResourceExhausted);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // refill
+  // Over the quota (40 + 20 > 50).
+  auto over = acme->Ingest(Batch("q2", "Bob", 20));
+  CHECK(over.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(std::string(over.status().message()).find("quota") != std::string::npos);
+  REQUIRE_OK(globex->Ingest(Batch("q", "Bob", 40)));  // quotas are per tenant
+  v1::DeleteChannelRequest del;
+  del.set_channel("q");
+  REQUIRE_OK(acme->DeleteChannel(del));
+  REQUIRE_OK(acme->Ingest(Batch("q2", "Bob", 20)));  // room again
 }
 
 }  // namespace
