@@ -87,3 +87,20 @@ TEST_CASE("docs/configuration.md lists exactly the knobs the binary has", "[conf
 
 }  // namespace
 }  // namespace speakermem::server
+
+namespace speakermem::server {
+namespace {
+
+TEST_CASE("the shipped production config parses and turns auth and TLS on", "[config]") {
+  ServerConfig c;
+  REQUIRE_OK(ApplyConfigFile(&c, SPEAKERMEM_SOURCE_DIR "/deploy/speakermemd.prod.conf"));
+  CHECK(c.auth_enabled);
+  CHECK_FALSE(c.auth_keys_file.empty());
+  CHECK_FALSE(c.tls_cert_file.empty());
+  CHECK(c.memory.store.sync);
+  CHECK(c.tenant_limits.messages_per_second > 0);
+  CHECK(c.tenant_limits.max_stored_messages > 0);
+}
+
+}  // namespace
+}  // namespace speakermem::server
