@@ -150,6 +150,15 @@ TEST_CASE("ForgetSpeaker removes every word of the speaker everywhere, durably",
     auto tr = c->ListTransitions(lt);
     REQUIRE_OK(tr);
     for (const auto& t : tr->transitions()) CHECK_FALSE(Mentions(t));
+    // Nor in an export of the channel.
+    size_t items = 0;
+    REQUIRE_OK(c->ExportChannel("team", [&](const v1::ChannelItem& it) {
+      ++items;
+      CHECK_FALSE(Mentions(it.DebugString()));
+      CHECK(it.message().speaker() != "Bob");
+      return absl::OkStatus();
+    }));
+    CHECK(items > 21);
   };
   check_gone();
   // The bytes left the disk (compacted; shard files hold no text).
