@@ -9,6 +9,7 @@ PACKAGES=(
   librocksdb-dev libfaiss-dev libopenblas-dev libcurl4-openssl-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libutf8proc-dev
   curl ca-certificates gnuplot-nox openssl libssl-dev
+  nginx-light prometheus docker-compose python3-grpcio python3-protobuf
 )
 
 missing=()
