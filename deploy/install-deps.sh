@@ -27,5 +27,16 @@ if [ "$(id -u)" -ne 0 ]; then
   SUDO="sudo"
 fi
 echo "install-deps: installing ${missing[*]}" >&2
+# nginx and prometheus are tools the tests run on their own ports: keep
+# their packages from starting system services while installing.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod +x "$policy"
+  own_policy=1
+fi
+cleanup() { if [ "$own_policy" = 1 ]; then $SUDO rm -f "$policy"; fi; }
+trap cleanup EXIT
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
