@@ -86,6 +86,8 @@ constexpr char kUsage[] =
     "      Load an export into a channel that does not exist yet.\n"
     "  backup NAME\n"
     "      (admin) Consistent checkpoint of the server's store under store.backup_dir.\n"
+    "  health\n"
+    "      Exit 0 when the server reports SERVING on the gRPC health service.\n"
     "  trajectories --channel C [--out FILE]\n"
     "      Export the channel's captured Writer transitions (writer.capture_trajectories)\n"
     "      as SFT/RL data, in the layout of the reference trajectories.\n"
@@ -1316,6 +1318,12 @@ int Main(int argc, char** argv) {
   if (cmd == "forget") return CmdForget(c.get(), args);
   if (cmd == "delete-channel") return CmdDeleteChannel(c.get(), args);
   if (cmd == "export") return CmdExport(c.get(), args);
+  if (cmd == "health") {
+    absl::Status s = c->WaitForServing(static_cast<int>(opts.timeout_ms));
+    if (!s.ok()) return Fail(s);
+    std::printf("SERVING\n");
+    return 0;
+  }
   if (cmd == "import") return CmdImport(c.get(), args);
   if (cmd == "backup") return CmdBackup(c.get(), args);
   if (cmd == "trajectories") return CmdTrajectories(c.get(), args);

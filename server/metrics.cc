@@ -68,7 +68,17 @@ ServerMetrics::ServerMetrics(prometheus::Registry* r)
                             .Name("speakermem_index_rebuild_messages")
                             .Help("Messages loaded by the index rebuild at start.")
                             .Register(*r)
-                            .Add({})) {}
+                            .Add({})) {
+  stage_latency_ = &prometheus::BuildHistogram()
+                        .Name("speakermem_query_stage_duration_seconds")
+                        .Help("Query pipeline time by stage (project, s1_bm25, s1_dense, select, "
+                              "expand, s2_rows, answer, ...).")
+                        .Register(*r);
+}
+
+void ServerMetrics::ObserveQueryStage(const std::string& stage, double seconds) {
+  stage_latency_->Add({{"stage", stage}}, LatencyBuckets()).Observe(seconds);
+}
 
 void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code,
                                double seconds) {

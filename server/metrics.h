@@ -25,6 +25,8 @@ class ServerMetrics {
 
   // One finished RPC: method name ("Ingest"), canonical code name ("OK").
   void ObserveRpc(const std::string& method, const std::string& code, double seconds);
+  // One query pipeline stage's latency (Query and Retrieve traces).
+  void ObserveQueryStage(const std::string& stage, double seconds);
   void CountIngest(uint64_t stored, uint64_t duplicates);
   void CountIngestRejected(uint64_t batches);
   void SetReady(bool ready);
@@ -32,6 +34,7 @@ class ServerMetrics {
 
  private:
   prometheus::Family<prometheus::Histogram>& rpc_latency_;
+  prometheus::Family<prometheus::Histogram>* stage_latency_ = nullptr;
   prometheus::Counter& ingested_;
   prometheus::Counter& duplicates_;
   prometheus::Counter& rejected_batches_;

@@ -518,7 +518,10 @@ class Service final : public ServiceBase {
     absl::StatusOr<engine::QueryResult> r = memory_->Query(p, answer);
     if (!r.ok()) return r.status();
     uint64_t tokens = 0;
-    for (const auto& t : r->pipeline.trace) tokens += t.tokens_in + t.tokens_out;
+    for (const auto& t : r->pipeline.trace) {
+      tokens += t.tokens_in + t.tokens_out;
+      metrics_->ObserveQueryStage(t.stage, t.latency_ms / 1000.0);
+    }
     limiter_->AddTokens(p.channel.tenant, tokens);
     ToProto(*r, req.channel(), req.question(), resp);
     return absl::OkStatus();
