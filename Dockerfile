@@ -1,4 +1,6 @@
 # syntax=docker/dockerfile:1
+# Runtime packages: the Debian packages owning speakermemd's shared libraries
+# (FAISS is linked statically).
 # SpeakerMem: build stage runs the README's install and build scripts; the
 # runtime stage carries only the binaries and their runtime libraries.
 
@@ -13,7 +15,7 @@ RUN ./deploy/install-deps.sh && BUILD_TYPE=Release ./scripts/build.sh \
 
 FROM debian:12-slim AS runtime
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-      libgrpc++1.51 libprotobuf32 librocksdb7.8 libfaiss1 libopenblas0-pthread libgomp1 \
+      libgrpc++1.51 libprotobuf32 librocksdb7.8 libopenblas0-pthread libgomp1 \
       libcurl4 libutf8proc2 libprometheus-cpp-core1.0 libabsl20220623 libssl3 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /var/lib/speakermem --create-home speakermem
