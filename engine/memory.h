@@ -113,6 +113,10 @@ class Memory {
   void SetWriterUsageListener(writer::WriterService::UsageListener listener) {
     writer_->SetUsageListener(std::move(listener));
   }
+  // Whether a channel's Writer segments may run now (set before StartWriter).
+  void SetWriterAdmission(writer::WriterService::Admission admission) {
+    writer_->SetAdmission(std::move(admission));
+  }
   absl::Status StartWriter();
   void StopWriter();
   // True when every queued message embedding is done within `timeout`.

@@ -143,6 +143,11 @@ absl::Status ServerImpl::Init() {
   memory_->SetWriterUsageListener([limiter](const storage::ChannelRef& ch, uint64_t tokens) {
     limiter->AddTokens(ch.tenant, tokens);
   });
+  // A tenant over its daily token budget gets no Writer model calls either;
+  // its segments wait (pending, not lost) for the next UTC day.
+  memory_->SetWriterAdmission([limiter](const storage::ChannelRef& ch) {
+    return limiter->CheckTokens(ch.tenant).ok();
+  });
   {
     std::map<std::string, uint64_t> stored;
     SM_RETURN_IF_ERROR(memory_->store()->ForEachChannel(

@@ -144,7 +144,12 @@ class Service final : public ServiceBase {
         keys_(keys),
         own_limiter_(limiter == nullptr ? std::make_unique<Limiter>(TenantLimits{}, Clock::Real())
                                         : nullptr),
-        limiter_(limiter != nullptr ? limiter : own_limiter_.get()) {}
+        limiter_(limiter != nullptr ? limiter : own_limiter_.get()) {
+    for (const char* stage : {"project", "select", "sufficiency", "answer", "embed"}) {
+      absl::StatusOr<llm::EndpointConfig> c = memory_->options().models.Resolve(stage);
+      query_models_ = query_models_ || (c.ok() && c->provider != "offline");
+    }
+  }
 
   // The caller: the API key's tenant, or tenant "default" with auth off.
   absl::StatusOr<Principal> Authenticate(CallbackServerContext* ctx, Access access) {
@@ -512,7 +517,7 @@ class Service final : public ServiceBase {
     }
     std::unique_ptr<Limiter::QuerySlot> slot;
     if (absl::Status s = limiter_->AcquireQuery(&slot); !s.ok()) return s;
-    if (p.stages || answer) {
+    if (query_models_ && (p.stages || answer)) {
       if (absl::Status s = limiter_->CheckTokens(p.channel.tenant); !s.ok()) return s;
     }
     absl::StatusOr<engine::QueryResult> r = memory_->Query(p, answer);
@@ -617,6 +622,7 @@ class Service final : public ServiceBase {
   KeyStore* const keys_;  // null: auth off
   const std::unique_ptr<Limiter> own_limiter_;  // when none was given
   Limiter* const limiter_;
+  bool query_models_ = false;  // some query stage calls a model (spends tokens)
 };
 
 // One acknowledgement per chunk: read, write atomically, ack, read again.

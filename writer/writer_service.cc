@@ -153,6 +153,7 @@ struct ChannelWork {
   uint64_t flushed = 0;  // flush mark already written by the idle sweeper
   bool rederiving = false;  // Rederive owns the channel; workers leave it alone
   int held = 0;             // Exclusive callers; workers leave it alone
+  int64_t deferred_until_ms = 0;  // admission refused: try again then
 };
 
 class WriterServiceImpl final : public WriterService {
@@ -169,6 +170,7 @@ class WriterServiceImpl final : public WriterService {
 
   void SetRecordListener(RecordListener listener) override { listener_ = std::move(listener); }
   void SetUsageListener(UsageListener listener) override { usage_listener_ = std::move(listener); }
+  void SetAdmission(Admission admission) override { admission_ = std::move(admission); }
   absl::Status Start() override;
   void Stop() override;
   void Notify(const ChannelRef& channel, uint64_t newest_seq) override;
@@ -231,6 +233,7 @@ class WriterServiceImpl final : public WriterService {
   WriterMetrics metrics_;
   RecordListener listener_;  // set before Start, read-only after
   UsageListener usage_listener_;  // set before Start, read-only after
+  Admission admission_;           // set before Start, read-only after
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // queue_ non-empty or stopping_
@@ -413,6 +416,10 @@ void WriterServiceImpl::SweeperLoop() {
           to_flush.emplace_back(ch, w.newest);
         }
         if (parked_due) w.dirty = true;
+        if (w.deferred_until_ms != 0 && now >= w.deferred_until_ms) {
+          w.deferred_until_ms = 0;
+          w.dirty = true;
+        }
         if (w.dirty && !w.queued && !w.running) EnqueueLocked(ch, &w);
       }
       if (parked_due) last_parked_scan = now;
@@ -447,6 +454,14 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
       return;
     }
     if (!seg->has_value()) break;
+    if (admission_ && !admission_(ch)) {
+      // Not now (e.g. the tenant's token budget is spent): the segment stays
+      // pending and the sweeper brings the channel back in a minute.
+      std::lock_guard<std::mutex> lock(mu_);
+      channels_[ch].deferred_until_ms = clock_->NowMs() + 60000;
+      metrics_.Segment("deferred");
+      return;
+    }
     if (!RunSegment(store_, ch, *state, **seg)) return;
   }
   if (!stopping()) RetryParked(ch);

@@ -77,6 +77,12 @@ class WriterService {
   // Set before Start().
   using UsageListener = std::function<void(const storage::ChannelRef&, uint64_t tokens)>;
   virtual void SetUsageListener(UsageListener listener) = 0;
+  // Asked before each segment's model call: false defers the channel's
+  // segments (they stay pending; tried again a minute later or on new
+  // messages), e.g. while its tenant is over its daily token budget. Set
+  // before Start().
+  using Admission = std::function<bool(const storage::ChannelRef&)>;
+  virtual void SetAdmission(Admission admission) = 0;
 
   // Starts the workers and queues every channel with pending work.
   virtual absl::Status Start() = 0;

@@ -296,3 +296,53 @@ TEST_CASE("per-tenant limits answer RESOURCE_EXHAUSTED and quotas follow deletio
 
 }  // namespace
 }  // namespace speakermem
+
+#include <atomic>
+
+#include "tests/fake/fake_model_server.h"
+
+namespace speakermem {
+namespace {
+
+TEST_CASE("a tenant over its daily token budget gets no more Writer calls, and nothing is lost",
+          "[limits][writer-service]") {
+  testing::FakeModelServer fake;
+  std::atomic<int> calls{0};
+  fake.SetDefault([&](const testing::FakeRequest&) {
+    ++calls;
+    testing::FakeReply r;
+    r.body = testing::FakeModelServer::ChatBody(R"({"actions":[{"action":"NOOP"}]})");  // 18 tokens
+    return r;
+  });
+  std::string url = fake.base_url();
+  testing::TestServer ts([url](server::ServerConfig* c) {
+    REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
+    REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
+    c->memory.writer.window = 10;
+    c->memory.writer.workers = 1;
+    c->memory.writer.idle_flush_ms = 0;
+    c->tenant_limits.tokens_per_day = 40;  // room for three calls (0, 18, 36 < 40)
+  });
+  REQUIRE_OK(ts.client()->Ingest(Batch("budget", "Alice", 50)));  // five segments
+  v1::FlushRequest f;
+  f.set_channel("budget");
+  f.set_wait(true);
+  f.set_timeout_ms(2000);
+  auto r = ts.client()->Flush(f);
+  CHECK(r.status().code() == absl::StatusCode::kDeadlineExceeded);  // deferred, not done
+  CHECK(calls.load() == 3);
+  // Nothing is lost: the rest stays pending (cursor at 30 of 50).
+  f.set_wait(false);
+  auto state = ts.client()->Flush(f);
+  REQUIRE_OK(state);
+  CHECK(state->cursor_seq() == 30);
+  CHECK(state->newest_seq() == 50);
+  // Queries that use no model keep working for the tenant.
+  v1::QueryRequest q;
+  q.set_channel("budget");
+  q.set_question("What is the secret plan?");
+  REQUIRE_OK(ts.client()->Query(q));
+}
+
+}  // namespace
+}  // namespace speakermem
