@@ -202,6 +202,9 @@ class RocksStore final : public Store {
 
  private:
   absl::StatusOr<WriterState> ReadWriterState(const ChannelRef& ch);
+  void PutRosterEntry(const ChannelRef& ch, const std::string& id, const RosterEntry& e,
+                      rocksdb::WriteBatch* batch);
+  void PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info, rocksdb::WriteBatch* batch);
   absl::Status PutRecord(const ChannelRef& ch, const Record& r, rocksdb::WriteBatch* batch);
   rocksdb::ColumnFamilyHandle* cf(ColumnFamily f) const {
     return handles_[static_cast<int>(f)];
@@ -416,21 +419,10 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
   size_t new_speakers = 0;
   for (const auto& [id, e] : touched) {
     if (!state->roster.contains(id)) ++new_speakers;
-    StoredRosterEntry sr;
-    for (const auto& a : e.aliases) sr.add_aliases(a);
-    sr.set_first_seen_ms(e.first_seen_ms);
-    sr.set_last_seen_ms(e.last_seen_ms);
-    sr.set_message_count(e.message_count);
-    batch.Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id), sr.SerializeAsString());
+    PutRosterEntry(ch, id, e, &batch);
   }
   info.speaker_count += static_cast<uint32_t>(new_speakers);
-  StoredChannel sc;
-  sc.set_message_count(info.message_count);
-  sc.set_last_seq(info.last_seq);
-  sc.set_speaker_count(info.speaker_count);
-  sc.set_first_message_ms(info.first_message_ms);
-  sc.set_last_message_ms(info.last_message_ms);
-  batch.Put(cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), sc.SerializeAsString());
+  PutChannelInfo(ch, info, &batch);
 
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
@@ -710,6 +702,27 @@ absl::Status RocksStore::SetFlushUntil(const ChannelRef& ch, uint64_t seq) {
   return FromRocks(db_->Put(wo, cf(ColumnFamily::kMeta), keys::WriterStateKey(ch),
                             sw.SerializeAsString()),
                    "set flush mark");
+}
+
+void RocksStore::PutRosterEntry(const ChannelRef& ch, const std::string& id, const RosterEntry& e,
+                                rocksdb::WriteBatch* batch) {
+  StoredRosterEntry sr;
+  for (const auto& a : e.aliases) sr.add_aliases(a);
+  sr.set_first_seen_ms(e.first_seen_ms);
+  sr.set_last_seen_ms(e.last_seen_ms);
+  sr.set_message_count(e.message_count);
+  batch->Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id), sr.SerializeAsString());
+}
+
+void RocksStore::PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info,
+                                rocksdb::WriteBatch* batch) {
+  StoredChannel sc;
+  sc.set_message_count(info.message_count);
+  sc.set_last_seq(info.last_seq);
+  sc.set_speaker_count(info.speaker_count);
+  sc.set_first_message_ms(info.first_message_ms);
+  sc.set_last_message_ms(info.last_message_ms);
+  batch->Put(cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), sc.SerializeAsString());
 }
 
 absl::Status RocksStore::PutRecord(const ChannelRef& ch, const Record& r,
@@ -997,20 +1010,9 @@ absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan&
   for (const auto& [id, e] : roster) {
     auto before = state->roster.find(id);
     if (before != state->roster.end() && before->second.message_count == e.message_count) continue;
-    StoredRosterEntry sr;
-    for (const auto& a : e.aliases) sr.add_aliases(a);
-    sr.set_first_seen_ms(e.first_seen_ms);
-    sr.set_last_seen_ms(e.last_seen_ms);
-    sr.set_message_count(e.message_count);
-    batch.Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id), sr.SerializeAsString());
+    PutRosterEntry(ch, id, e, &batch);
   }
-  StoredChannel sc;
-  sc.set_message_count(info.message_count);
-  sc.set_last_seq(info.last_seq);  // seqs are never reused
-  sc.set_speaker_count(info.speaker_count);
-  sc.set_first_message_ms(info.first_message_ms);
-  sc.set_last_message_ms(info.last_message_ms);
-  batch.Put(cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), sc.SerializeAsString());
+  PutChannelInfo(ch, info, &batch);  // last_seq kept: seqs are never reused
   rocksdb::WriteOptions wo;
   wo.sync = true;  // a deletion is acknowledged only once it cannot come back
   SM_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "apply deletion"));

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
+
+#include "common/net.h"
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -28,18 +30,7 @@ std::string FindNginx() {
   return "";
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
+int FreePort() { return FreeLoopbackPort(); }
 
 // nginx as a child process, in the foreground, with deploy/nginx-grpc.conf's
 // routing rules for the given shards.

@@ -4,6 +4,8 @@
 // skips with a message only where prometheus is not installed (fails under
 // CI=true).
 #include <catch2/catch.hpp>
+
+#include "common/net.h"
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -103,18 +105,7 @@ TEST_CASE("every metric the Grafana dashboard queries exists on /metrics", "[dep
   }
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
+int FreePort() { return FreeLoopbackPort(); }
 
 TEST_CASE("a real Prometheus scrapes speakermemd and answers for the ingest counter",
           "[deploy][prometheus]") {
