@@ -26,6 +26,7 @@
 #include "datasets/datasets.h"
 #include "engine/memory.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "eval/judge.h"
 #include "writer/writer_model.h"
 #include "nlohmann/json.hpp"
@@ -45,7 +46,8 @@ constexpr char kUsage[] =
     "      Stream messages from files into their channels (one channel per LoCoMo\n"
     "      sample or SocialMem network; JSONL lines name theirs or use --channel).\n"
     "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
-    "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace] QUESTION\n"
+    "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace]\n"
+    "        [--options \"A: text|B: text\"] QUESTION\n"
     "      Ask a question; prints the answer, the System 1 evidence, the System 2\n"
     "      rows and (--trace) per-stage latency, model calls and tokens.\n"
     "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
@@ -329,6 +331,12 @@ int CmdQuery(client::Client* c, const Args& args) {
   v1::QueryRequest req;
   req.set_channel(args.Get("channel"));
   req.set_question(question);
+  // --options "A: Lisbon|B: Porto": a multiple-choice question.
+  if (args.Has("options")) {
+    for (absl::string_view o : absl::StrSplit(args.Get("options"), '|', absl::SkipWhitespace())) {
+      req.add_options(std::string(absl::StripAsciiWhitespace(o)));
+    }
+  }
   req.set_asker(args.Get("asker"));
   auto since = TimeFlag(args, "since");
   auto until = TimeFlag(args, "until");
