@@ -867,6 +867,18 @@ void PrintCounts(const v1::DeletionCounts& n) {
               static_cast<unsigned long long>(n.transitions_deleted()));
 }
 
+// The reply of a deletion RPC: JSON, or its counts in one line.
+template <typename Resp>
+int CountsReply(const Args& args, const absl::StatusOr<Resp>& r) {
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("json")) {
+    PrintJson(*r);
+  } else {
+    PrintCounts(r->counts());
+  }
+  return 0;
+}
+
 int CmdDelete(client::Client* c, const Args& args) {
   if (!args.Has("channel")) return Usage("delete: --channel is required");
   if (args.positional.size() < 2) return Usage("delete: give MESSAGE_ID...");
@@ -874,10 +886,7 @@ int CmdDelete(client::Client* c, const Args& args) {
   req.set_channel(args.Get("channel"));
   for (size_t i = 1; i < args.positional.size(); ++i) req.add_message_ids(args.positional[i]);
   auto r = c->DeleteMessages(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) PrintJson(*r);
-  else PrintCounts(r->counts());
-  return 0;
+  return CountsReply(args, r);
 }
 
 int CmdEdit(client::Client* c, const Args& args) {
@@ -888,10 +897,7 @@ int CmdEdit(client::Client* c, const Args& args) {
   req.set_message_id(args.positional[1]);
   req.set_text(args.positional[2]);
   auto r = c->EditMessage(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) PrintJson(*r);
-  else PrintCounts(r->counts());
-  return 0;
+  return CountsReply(args, r);
 }
 
 int CmdForget(client::Client* c, const Args& args) {
@@ -901,10 +907,7 @@ int CmdForget(client::Client* c, const Args& args) {
   req.set_channel(args.Get("channel"));
   req.set_speaker(args.positional[1]);
   auto r = c->ForgetSpeaker(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) PrintJson(*r);
-  else PrintCounts(r->counts());
-  return 0;
+  return CountsReply(args, r);
 }
 
 int CmdDeleteChannel(client::Client* c, const Args& args) {
