@@ -80,7 +80,7 @@ struct Cluster {
            << " fastcgi_temp_path " << dir << "/nginx;\n uwsgi_temp_path " << dir << "/nginx;\n"
            << " scgi_temp_path " << dir << "/nginx;\n"
            << " upstream s {\n  hash $http_x_speakermem_channel consistent;\n  keepalive 64;\n";
-      for (int p : shard_ports) conf << "  server 127.0.0.1:" << p << " max_fails=0;\n";
+      for (int p : shard_ports) conf << "  server 127.0.0.1:" << p << " weight=10 max_fails=0;\n";
       conf << " }\n server {\n  listen 127.0.0.1:" << proxy_port
            << " http2;\n  location / { grpc_pass grpc://s; grpc_next_upstream off; }\n }\n}\n";
       conf.close();

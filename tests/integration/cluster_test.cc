@@ -47,7 +47,7 @@ class Nginx {
          << "  proxy_temp_path " << dir << "/tmp;\n  fastcgi_temp_path " << dir << "/tmp;\n"
          << "  uwsgi_temp_path " << dir << "/tmp;\n  scgi_temp_path " << dir << "/tmp;\n"
          << "  upstream speakermem {\n    hash $http_x_speakermem_channel consistent;\n";
-    for (int p : shard_ports) conf << "    server 127.0.0.1:" << p << " max_fails=0;\n";
+    for (int p : shard_ports) conf << "    server 127.0.0.1:" << p << " weight=10 max_fails=0;\n";
     conf << "  }\n  server {\n    listen 127.0.0.1:" << port_ << " http2;\n"
          << "    location / {\n      grpc_pass grpc://speakermem;\n"
          << "      grpc_next_upstream off;\n      grpc_read_timeout 120s;\n"
