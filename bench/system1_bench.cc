@@ -198,12 +198,18 @@ int Run(const Options& opt) {
   retrieval::LexicalIndex index;
   storage::ChannelRef ch{"default", qchan};
   for (size_t i = 0; i < msgs.size(); ++i) {
-    index.Add(ch, i + 1, msgs[i].timestamp_ms(), msgs[i].text());
+    storage::Message m;
+    m.seq = i + 1;
+    m.timestamp_ms = msgs[i].timestamp_ms();
+    m.text = msgs[i].text();
+    index.Add(ch, m);
   }
   std::vector<double> index_ms, rpc_ms;
   for (const auto& q : questions) {
     auto t = std::chrono::steady_clock::now();
-    auto hits = index.Search(ch, q, 10);
+    retrieval::LexicalQuery lq;
+    lq.text = q;
+    auto hits = index.Search(ch, lq);
     index_ms.push_back(SecondsSince(t) * 1000);
     if (hits.empty()) return 1;
   }

@@ -22,6 +22,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
+#include "client/embedded_engine.h"
+#include "client/recall_study.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
 #include "engine/memory.h"
@@ -69,7 +71,10 @@ constexpr char kUsage[] =
     "      Append an operator correction to a record's chain (the Writer cannot undo it).\n"
     "  rederive --channel C [--timeout-ms N]\n"
     "      Rebuild the channel's System 2 from System 1 with the current Writer.\n"
-    "  eval retrieval --format locomo|socialmem|jsonl [--out REPORT.json] PATH...\n"
+    "  eval retrieval [--format auto|locomo|socialmem|jsonl] [--out REPORT.json]\n"
+    "      [--md REPORT.md] PATH...   (embedded: ablation and leave-one-\n"
+    "      conversation-out choice of every recall constant; with --addr:\n"
+    "      bm25/dense/full recall of a running server)\n"
     "      Ingest the conversations (one channel each) and report System 1 evidence\n"
     "      recall@k and hit@k (k = 5, 10, 20) for BM25 only, dense only and the full\n"
     "      pipeline, overall and per category. Runs an embedded instance on a\n"
@@ -636,36 +641,6 @@ int CmdRederive(client::Client* c, const Args& args) {
   return 0;
 }
 
-// An embedded engine for `eval retrieval` without a server.
-class EmbeddedEngine {
- public:
-  static absl::StatusOr<std::unique_ptr<EmbeddedEngine>> Open() {
-    char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
-    auto e = std::unique_ptr<EmbeddedEngine>(new EmbeddedEngine(tmpl));
-    engine::MemoryOptions o;
-    o.store.path = e->dir_ + "/data";
-    o.writer.idle_flush_ms = 0;
-    auto m = engine::Memory::Open(o, Clock::Real());
-    if (!m.ok()) return m.status();
-    e->memory_ = std::move(*m);
-    if (absl::Status s = e->memory_->RebuildIndexes(nullptr); !s.ok()) return s;
-    if (absl::Status s = e->memory_->StartWriter(); !s.ok()) return s;
-    return e;
-  }
-  ~EmbeddedEngine() {
-    memory_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  engine::Memory* memory() { return memory_.get(); }
-
- private:
-  explicit EmbeddedEngine(std::string dir) : dir_(std::move(dir)) {}
-  std::string dir_;
-  std::unique_ptr<engine::Memory> memory_;
-};
-
 int CmdEvalRetrieval(const Args& args, bool remote) {
   if (args.positional.size() < 3) return Usage("eval retrieval: give PATH...");
   absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
@@ -675,6 +650,12 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
     auto c = datasets::LoadFile(args.positional[i], *format, "");
     if (!c.ok()) return Fail(c.status());
     for (auto& conv : *c) convs.push_back(std::move(conv));
+  }
+  if (!remote) {
+    RecallStudyOptions o;
+    o.json_out = args.Get("out");
+    o.md_out = args.Get("md");
+    return RunRecallStudy(convs, o);
   }
   const bool tty = isatty(STDERR_FILENO);
   std::unique_ptr<EmbeddedEngine> embedded;

@@ -405,17 +405,28 @@ absl::StatusOr<std::vector<Conversation>> LoadFile(const std::string& path, Form
       format = Format::kJsonl;
     }
   }
+  std::vector<Conversation> out;
+  std::string dataset;
   switch (format) {
-    case Format::kLocomo:
-      return LoadLocomo(path);
+    case Format::kLocomo: {
+      SM_ASSIGN_OR_RETURN(out, LoadLocomo(path));
+      dataset = "locomo";
+      break;
+    }
     case Format::kSocialMem: {
       SM_ASSIGN_OR_RETURN(Conversation c, LoadSocialMem(path));
       if (!default_channel.empty()) c.channel = default_channel;
-      return std::vector<Conversation>{std::move(c)};
+      out.push_back(std::move(c));
+      dataset = "socialmem";
+      break;
     }
-    default:
-      return LoadJsonl(path, default_channel);
+    default: {
+      SM_ASSIGN_OR_RETURN(out, LoadJsonl(path, default_channel));
+      dataset = "jsonl";
+    }
   }
+  for (auto& c : out) c.dataset = dataset;
+  return out;
 }
 
 }  // namespace speakermem::datasets

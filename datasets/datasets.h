@@ -28,6 +28,7 @@ struct Question {
 
 struct Conversation {
   std::string channel;
+  std::string dataset;  // the file's format: "locomo", "socialmem" or "jsonl"
   std::vector<storage::Message> messages;  // in conversation order
   std::vector<Question> questions;
   std::vector<std::string> speakers;  // display names, as listed by the file

@@ -40,7 +40,7 @@ Memory::Memory(const MemoryOptions& options, Clock* clock,
       vectors_(std::make_unique<retrieval::VectorIndex>(options.vectors)),
       stages_(std::move(stages)),
       pipeline_(std::make_unique<retrieval::QueryPipeline>(store_.get(), lexical_.get(),
-                                                           vectors_.get(), &stages_)) {}
+                                                           vectors_.get(), &stages_, options.recall)) {}
 
 Memory::~Memory() {
   if (writer_) writer_->Stop();
@@ -293,7 +293,7 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
   std::vector<Embedder::Item> missing;
   SM_RETURN_IF_ERROR(store_->ForEachMessage(
       [&](const storage::ChannelRef& ch, const storage::Message& m) -> absl::Status {
-        lexical_->Add(ch, m.seq, m.timestamp_ms, m.text, m.speaker_id);
+        lexical_->Add(ch, m);
         auto it = has_vector.find(ch);
         if (it == has_vector.end() || !it->second.count(m.seq)) {
           missing.push_back(Embedder::Item{ch, m.seq, m.text, ""});
@@ -409,6 +409,8 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   req.tense = params.tense;
   req.mode = params.mode;
   req.stages = params.stages;
+  req.system2 = params.system2;
+  req.recall = params.recall;
   req.answer = answer;
   req.options = params.options;
   QueryResult result;

@@ -54,6 +54,9 @@ struct MemoryOptions {
   writer::WriterOptions writer;
   // Dense index shards: exact vs IVF, probes.
   retrieval::VectorIndexOptions vectors;
+  // System 1 recall constants (stemming, speaker field, context, feedback,
+  // dense weight). Defaults: chosen by leave-one-conversation-out.
+  retrieval::RecallParams recall;
   // Where shards are saved between runs (a cache of the vectors column
   // family). Default: "<store path>.shards".
   std::string shard_dir;
@@ -85,7 +88,10 @@ struct QueryParams {
   std::optional<retrieval::Tense> tense;
   retrieval::RecallMode mode = retrieval::RecallMode::kHybrid;
   bool stages = true;  // false for the BM25-only / dense-only baselines
+  bool system2 = true;  // false: System 1 evidence only (no S2 rows)
   std::vector<std::string> options;  // multiple choice: LETTER: text
+  // Overrides the recall constants for this query (evaluation sweeps).
+  std::optional<retrieval::RecallParams> recall;
 };
 
 struct QueryResult {

@@ -4,94 +4,241 @@
 #include <cmath>
 #include <mutex>
 
-#include "retrieval/tokenizer.h"
+#include "retrieval/analyzer.h"
 
 namespace speakermem::retrieval {
 
-void Bm25Index::Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text,
-                    absl::string_view speaker) {
-  if (doc_of_seq_.contains(seq)) return;
-  const uint32_t doc = static_cast<uint32_t>(seqs_.size());
-  std::vector<std::string> tokens = Tokenize(text);
-  absl::flat_hash_map<uint32_t, uint32_t> tf;
-  for (auto& t : tokens) {
-    auto [it, inserted] = term_ids_.try_emplace(std::move(t), postings_.size());
-    if (inserted) postings_.emplace_back();
-    ++tf[it->second];
+namespace {
+
+constexpr char kStemMark = '\x01';
+
+float Idf(size_t n, size_t df) {
+  return std::log(1.0f + (static_cast<float>(n) - static_cast<float>(df) + 0.5f) /
+                             (static_cast<float>(df) + 0.5f));
+}
+
+}  // namespace
+
+uint32_t Bm25Index::Intern(std::string term) {
+  const bool stem = !term.empty() && term[0] == kStemMark;
+  auto [it, inserted] = term_ids_.try_emplace(std::move(term), postings_.size());
+  if (inserted) {
+    postings_.emplace_back();
+    term_is_stem_.push_back(stem);
   }
-  for (const auto& [term, count] : tf) postings_[term].push_back(Posting{doc, count});
-  seqs_.push_back(seq);
+  return it->second;
+}
+
+void Bm25Index::Add(const storage::Message& m) {
+  if (doc_of_seq_.contains(m.seq)) return;
+  const uint32_t doc = static_cast<uint32_t>(seqs_.size());
+  std::vector<std::string> tokens = IndexTokens(m.text);
+  absl::flat_hash_map<uint32_t, uint32_t> tf;
+  for (const auto& t : tokens) {
+    ++tf[Intern(t)];
+    ++tf[Intern(std::string(1, kStemMark) + SnowballStem(t))];
+  }
+  std::vector<Posting> forward;
+  forward.reserve(tf.size());
+  for (const auto& [term, count] : tf) {
+    postings_[term].push_back(Posting{doc, count});
+    forward.push_back(Posting{term, count});
+  }
+  forward_.push_back(std::move(forward));
+  seqs_.push_back(m.seq);
   lengths_.push_back(static_cast<uint32_t>(tokens.size()));
-  timestamps_.push_back(timestamp_ms);
+  timestamps_.push_back(m.timestamp_ms);
   uint32_t sid = 0;
-  if (!speaker.empty()) {
-    auto [it, inserted] = speaker_ids_.try_emplace(std::string(speaker),
+  if (!m.speaker_id.empty()) {
+    auto [it, inserted] = speaker_ids_.try_emplace(m.speaker_id,
                                                    static_cast<uint32_t>(speaker_ids_.size() + 1));
     sid = it->second;
   }
   speakers_.push_back(sid);
-  doc_of_seq_[seq] = doc;
+  if (docs_of_speaker_.size() <= sid) docs_of_speaker_.resize(sid + 1);
+  docs_of_speaker_[sid].push_back(doc);
+  auto [sess, unused] = session_ids_.try_emplace(m.session,
+                                                 static_cast<uint32_t>(session_ids_.size()));
+  sessions_.push_back(sess->second);
+  doc_of_seq_[m.seq] = doc;
+  // Appends in the common case; an out-of-order seq is inserted in place.
+  auto pos = std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(m.seq, doc));
+  by_seq_.insert(pos, {m.seq, doc});
   total_length_ += tokens.size();
 }
 
-std::vector<ScoredSeq> Bm25Index::Search(const std::vector<std::string>& terms,
-                                         size_t k, int64_t start_ms, int64_t end_ms,
-                                         const std::vector<std::string>* speakers) const {
+Bm25Index::Weights Bm25Index::QueryWeights(absl::string_view text, bool stem) const {
+  Weights w;
+  for (const auto& t : IndexTokens(text)) {
+    auto it = term_ids_.find(stem ? std::string(1, kStemMark) + SnowballStem(t) : t);
+    if (it == term_ids_.end()) continue;
+    auto same = std::find_if(w.begin(), w.end(), [&](const auto& p) { return p.first == it->second; });
+    if (same == w.end()) {
+      w.emplace_back(it->second, 1.0);
+    } else {
+      same->second += 1.0;
+    }
+  }
+  return w;
+}
+
+void Bm25Index::Score(const Weights& weights, const std::vector<uint32_t>& speakers,
+                      double speaker_weight, std::vector<float>* scores,
+                      std::vector<uint32_t>* touched) const {
+  const size_t n = seqs_.size();
+  const float avgdl = static_cast<float>(total_length_) / static_cast<float>(n);
+  const float k1 = params_.k1, b = params_.b;
+  auto add = [&](uint32_t doc, float v) {
+    if ((*scores)[doc] == 0.0f) touched->push_back(doc);
+    (*scores)[doc] += v;
+  };
+  for (const auto& [term, qw] : weights) {
+    const auto& plist = postings_[term];
+    const float idf = Idf(n, plist.size());
+    for (const Posting& p : plist) {
+      const float tf = static_cast<float>(p.tf);
+      const float norm = k1 * (1.0f - b + b * static_cast<float>(lengths_[p.id]) / avgdl);
+      add(p.id, static_cast<float>(qw) * idf * tf * (k1 + 1.0f) / (tf + norm));
+    }
+  }
+  // The speaker field holds one term per message: tf 1, length 1, so its
+  // BM25F contribution is the speaker's idf.
+  if (speaker_weight <= 0) return;
+  for (uint32_t sid : speakers) {
+    const auto& docs = docs_of_speaker_[sid];
+    const float v = static_cast<float>(speaker_weight) * Idf(n, docs.size());
+    for (uint32_t doc : docs) add(doc, v);
+  }
+}
+
+Bm25Index::Weights Bm25Index::Feedback(const Weights& weights, const std::vector<float>& scores,
+                                       const std::vector<uint32_t>& touched,
+                                       const LexicalQuery& q) const {
+  const LexicalParams& p = q.params;
+  std::vector<uint32_t> top;
+  for (uint32_t doc : touched) {
+    if (scores[doc] > 0 && Admits(doc, q, {})) top.push_back(doc);
+  }
+  auto better = [&](uint32_t a, uint32_t b) {
+    return scores[a] != scores[b] ? scores[a] > scores[b] : seqs_[a] < seqs_[b];
+  };
+  size_t m = std::min<size_t>(p.prf_docs, top.size());
+  std::partial_sort(top.begin(), top.begin() + m, top.end(), better);
+  top.resize(m);
+  double z = 0;
+  for (uint32_t doc : top) z += scores[doc];
+  if (z <= 0) return weights;
+  // Relevance model: P(term | feedback docs), each document weighted by its
+  // share of the first round's score, terms by tf/len x idf.
+  const size_t n = seqs_.size();
+  absl::flat_hash_map<uint32_t, double> model;
+  for (uint32_t doc : top) {
+    const double len = std::max<uint32_t>(1, lengths_[doc]);
+    for (const Posting& t : forward_[doc]) {
+      if (term_is_stem_[t.id] != p.stem) continue;
+      model[t.id] += scores[doc] / z * t.tf / len * Idf(n, postings_[t.id].size());
+    }
+  }
+  std::vector<std::pair<uint32_t, double>> terms(model.begin(), model.end());
+  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (terms.size() > p.prf_terms) terms.resize(p.prf_terms);
+  double mass = 0, qn = 0;
+  for (const auto& t : terms) mass += t.second;
+  for (const auto& w : weights) qn += w.second;
+  if (mass <= 0 || qn <= 0) return weights;
+  // Interpolated and scaled back to the query's own weight.
+  absl::flat_hash_map<uint32_t, double> mixed;
+  for (const auto& [term, w] : weights) mixed[term] += (1 - p.prf_weight) * w;
+  for (const auto& [term, w] : terms) mixed[term] += p.prf_weight * qn * w / mass;
+  Weights out(mixed.begin(), mixed.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+size_t Bm25Index::OrderOf(uint32_t doc) const {
+  auto it = std::lower_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(seqs_[doc], 0u));
+  return static_cast<size_t>(it - by_seq_.begin());
+}
+
+void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
+                           std::vector<uint32_t>* touched) const {
+  const LexicalParams& p = q.params;
+  thread_local std::vector<float> inherited;
+  inherited.assign(seqs_.size(), 0.0f);
+  std::vector<uint32_t> reached;
+  for (uint32_t doc : *touched) {
+    const float s = (*scores)[doc];
+    if (s <= 0 || !Admits(doc, q, {})) continue;
+    const size_t at = OrderOf(doc);
+    float carried = s;
+    for (uint32_t d = 1; d <= p.context_window; ++d, carried *= static_cast<float>(p.context_decay)) {
+      for (size_t pos : {at - d, at + d}) {  // at - d wraps past 0: out of range
+        if (pos >= by_seq_.size()) continue;
+        const uint32_t other = by_seq_[pos].second;
+        if (sessions_[other] != sessions_[doc]) continue;
+        if (inherited[other] == 0.0f) reached.push_back(other);
+        inherited[other] = std::max(inherited[other], carried);
+      }
+    }
+  }
+  for (uint32_t doc : reached) {
+    if ((*scores)[doc] == 0.0f) touched->push_back(doc);
+    (*scores)[doc] += static_cast<float>(p.context_weight) * inherited[doc];
+  }
+}
+
+bool Bm25Index::Admits(uint32_t doc, const LexicalQuery& q,
+                       const std::vector<uint32_t>& only) const {
+  const int64_t ts = timestamps_[doc];
+  if (q.start_ms != 0 && ts < q.start_ms) return false;
+  if (q.end_ms != 0 && ts >= q.end_ms) return false;
+  return only.empty() || std::find(only.begin(), only.end(), speakers_[doc]) != only.end();
+}
+
+std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
   std::vector<ScoredSeq> out;
   const size_t n = seqs_.size();
-  if (n == 0 || k == 0) return out;
-  std::vector<uint32_t> term_list;
-  for (const auto& t : terms) {
-    auto it = term_ids_.find(t);
-    if (it == term_ids_.end()) continue;
-    if (std::find(term_list.begin(), term_list.end(), it->second) == term_list.end()) {
-      term_list.push_back(it->second);
-    }
-  }
-  if (term_list.empty()) return out;
-  std::vector<uint32_t> allowed;
-  if (speakers != nullptr) {
-    for (const auto& sp : *speakers) {
+  if (n == 0 || q.k == 0) return out;
+  auto intern = [&](const std::vector<std::string>& names) {
+    std::vector<uint32_t> ids;
+    for (const auto& sp : names) {
       auto it = speaker_ids_.find(sp);
-      if (it != speaker_ids_.end()) allowed.push_back(it->second);
+      if (it != speaker_ids_.end()) ids.push_back(it->second);
     }
-    if (allowed.empty()) return out;
-  }
+    return ids;
+  };
+  const std::vector<uint32_t> only = intern(q.only_speakers);
+  if (!q.only_speakers.empty() && only.empty()) return out;
+  const std::vector<uint32_t> named = intern(q.named_speakers);
+  const LexicalParams& p = q.params;
+  Weights weights = QueryWeights(q.text, p.stem);
+  if (weights.empty() && (named.empty() || p.speaker_weight <= 0)) return out;
 
   thread_local std::vector<float> scores;
   thread_local std::vector<uint32_t> touched;
   scores.assign(n, 0.0f);
   touched.clear();
-  const float avgdl = static_cast<float>(total_length_) / static_cast<float>(n);
-  const float k1 = params_.k1, b = params_.b;
-  for (uint32_t term : term_list) {
-    const auto& plist = postings_[term];
-    const float df = static_cast<float>(plist.size());
-    const float idf = std::log(1.0f + (static_cast<float>(n) - df + 0.5f) / (df + 0.5f));
-    for (const Posting& p : plist) {
-      const float tf = static_cast<float>(p.tf);
-      const float norm = k1 * (1.0f - b + b * static_cast<float>(lengths_[p.doc]) / avgdl);
-      if (scores[p.doc] == 0.0f) touched.push_back(p.doc);
-      scores[p.doc] += idf * tf * (k1 + 1.0f) / (tf + norm);
-    }
+  Score(weights, named, p.speaker_weight, &scores, &touched);
+  if (p.prf_weight > 0 && !weights.empty()) {
+    Weights expanded = Feedback(weights, scores, touched, q);
+    for (uint32_t doc : touched) scores[doc] = 0.0f;
+    touched.clear();
+    Score(expanded, named, p.speaker_weight, &scores, &touched);
   }
+  if (p.context_weight > 0 && p.context_window > 0) AddContext(q, &scores, &touched);
+
   out.reserve(touched.size());
   for (uint32_t doc : touched) {
-    const int64_t ts = timestamps_[doc];
-    if (start_ms != 0 && ts < start_ms) continue;
-    if (end_ms != 0 && ts >= end_ms) continue;
-    if (speakers != nullptr &&
-        std::find(allowed.begin(), allowed.end(), speakers_[doc]) == allowed.end()) {
-      continue;
-    }
-    out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
+    if (scores[doc] > 0 && Admits(doc, q, only)) out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
   }
   auto better = [](const ScoredSeq& a, const ScoredSeq& b) {
     return a.score != b.score ? a.score > b.score : a.seq < b.seq;
   };
-  if (out.size() > k) {
-    std::nth_element(out.begin(), out.begin() + k, out.end(), better);
-    out.resize(k);
+  if (out.size() > q.k) {
+    std::nth_element(out.begin(), out.begin() + q.k, out.end(), better);
+    out.resize(q.k);
   }
   std::sort(out.begin(), out.end(), better);
   return out;
@@ -115,11 +262,10 @@ const LexicalIndex::Shard* LexicalIndex::Find(const storage::ChannelRef& channel
   return it == shards_.end() ? nullptr : it->second.get();
 }
 
-void LexicalIndex::Add(const storage::ChannelRef& channel, uint64_t seq,
-                       int64_t timestamp_ms, absl::string_view text, absl::string_view speaker) {
+void LexicalIndex::Add(const storage::ChannelRef& channel, const storage::Message& message) {
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);
-  shard->index->Add(seq, timestamp_ms, text, speaker);
+  shard->index->Add(message);
 }
 
 void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
@@ -127,26 +273,23 @@ void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);
   for (const auto& m : messages) {
-    if (m.seq != 0) shard->index->Add(m.seq, m.timestamp_ms, m.text, m.speaker_id);
+    if (m.seq != 0) shard->index->Add(m);
   }
 }
 
 std::vector<ScoredSeq> LexicalIndex::Search(const storage::ChannelRef& channel,
-                                            absl::string_view query, size_t k,
-                                            int64_t start_ms, int64_t end_ms,
-                                            const std::vector<std::string>* speakers) const {
+                                            const LexicalQuery& query) const {
   const Shard* shard = Find(channel);
   if (shard == nullptr) return {};
-  std::vector<std::string> terms = Tokenize(query);
   std::shared_lock<std::shared_mutex> lock(shard->mu);
-  return shard->index->Search(terms, k, start_ms, end_ms, speakers);
+  return shard->index->Search(query);
 }
 
 void LexicalIndex::Replace(const storage::ChannelRef& channel,
                            const std::vector<storage::Message>& messages) {
   auto fresh = std::make_unique<Bm25Index>(params_);
   for (const auto& m : messages) {
-    if (m.seq != 0) fresh->Add(m.seq, m.timestamp_ms, m.text, m.speaker_id);
+    if (m.seq != 0) fresh->Add(m);
   }
   Shard* shard = GetOrCreate(channel);
   std::unique_lock<std::shared_mutex> lock(shard->mu);

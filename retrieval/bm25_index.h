@@ -24,9 +24,49 @@ struct Bm25Params {
   float b = 0.75f;
 };
 
+// What a search adds to textbook Okapi BM25. All off (the defaults) is the
+// textbook ranker: surface terms, one field, no feedback, no context. The
+// pipeline's values are chosen by leave-one-conversation-out evaluation
+// (docs/retrieval.md); these defaults are not them.
+struct LexicalParams {
+  // Match Snowball stems instead of surface words ("adopting" finds
+  // "adoption"). Default: false.
+  bool stem = false;
+  // BM25F weight of the speaker field: a message said by a speaker the query
+  // names scores weight x idf(speaker), where the speaker's idf comes from
+  // how many of the channel's messages they wrote (naming one of two people
+  // says little, one of twenty a lot). 0 = off. Default: 0.
+  double speaker_weight = 0;
+  // Context: a message also scores context_weight x the best score of a
+  // neighbour within context_window turns of the same session, that score
+  // multiplied by context_decay per turn beyond the first (a reply is often
+  // meaningless alone). 0 = off. Default: 0.
+  double context_weight = 0;
+  uint32_t context_window = 1;
+  double context_decay = 1.0;
+  // Pseudo-relevance feedback (RM3): the query is interpolated with the
+  // prf_terms heaviest terms of the first round's prf_docs best messages,
+  // with this weight, and scored again. 0 = off. Default: 0.
+  double prf_weight = 0;
+  uint32_t prf_docs = 5;
+  uint32_t prf_terms = 10;
+};
+
 struct ScoredSeq {
   uint64_t seq = 0;
   float score = 0;
+};
+
+struct LexicalQuery {
+  std::string text;  // analysed by the index
+  size_t k = 10;
+  int64_t start_ms = 0;  // inclusive; 0 = unbounded
+  int64_t end_ms = 0;    // exclusive; 0 = unbounded
+  // Non-empty: only messages said by one of these speaker ids count.
+  std::vector<std::string> only_speakers;
+  // Speaker ids the query names, matched against the speaker field.
+  std::vector<std::string> named_speakers;
+  LexicalParams params;
 };
 
 // One channel's inverted index. Not thread-safe: LexicalIndex guards it.
@@ -34,37 +74,57 @@ class Bm25Index {
  public:
   explicit Bm25Index(Bm25Params params = {}) : params_(params) {}
 
-  // Adds a document, said by `speaker` (a speaker id; may be empty). A seq
-  // added before is ignored.
-  void Add(uint64_t seq, int64_t timestamp_ms, absl::string_view text,
-           absl::string_view speaker = "");
+  // Adds a document. Messages may arrive out of seq order; neighbours
+  // (LexicalParams context) are taken in seq order. A seq added before is
+  // ignored.
+  void Add(const storage::Message& message);
 
-  // The `k` best documents for `terms` (tokenized, duplicates allowed and
-  // ignored), best first; ties by lower seq. Only documents with
-  // start_ms <= timestamp < end_ms (0 = unbounded) count. IDF is
-  // ln(1 + (N - df + 0.5) / (df + 0.5)), so it is never negative.
-  // With `speakers` non-null, only documents said by one of them count.
-  std::vector<ScoredSeq> Search(const std::vector<std::string>& terms, size_t k,
-                                int64_t start_ms = 0, int64_t end_ms = 0,
-                                const std::vector<std::string>* speakers = nullptr) const;
+  // The `k` best documents for the query, best first; ties by lower seq.
+  // Documents are analysed by IndexTokens; a query term counts once per
+  // occurrence (Okapi with k3 = infinity). IDF is
+  // ln(1 + (N - df + 0.5) / (df + 0.5)), so it is never negative. Only
+  // documents with start_ms <= timestamp < end_ms count, and with
+  // only_speakers non-empty only theirs.
+  std::vector<ScoredSeq> Search(const LexicalQuery& query) const;
 
   size_t size() const { return seqs_.size(); }
 
  private:
   struct Posting {
-    uint32_t doc;
+    uint32_t id;  // document (postings) or term (forward lists)
     uint32_t tf;
   };
+  using Weights = std::vector<std::pair<uint32_t, double>>;  // term id -> query weight
+
+  uint32_t Intern(std::string term);
+  Weights QueryWeights(absl::string_view text, bool stem) const;
+  // Adds BM25 (+ speaker field) scores of `weights` into scores/touched.
+  void Score(const Weights& weights, const std::vector<uint32_t>& speakers, double speaker_weight,
+             std::vector<float>* scores, std::vector<uint32_t>* touched) const;
+  Weights Feedback(const Weights& weights, const std::vector<float>& scores,
+                   const std::vector<uint32_t>& touched, const LexicalQuery& q) const;
+  void AddContext(const LexicalQuery& q, std::vector<float>* scores,
+                  std::vector<uint32_t>* touched) const;
+  bool Admits(uint32_t doc, const LexicalQuery& q, const std::vector<uint32_t>& only) const;
+  // Position of `doc` among the documents in seq order.
+  size_t OrderOf(uint32_t doc) const;
 
   const Bm25Params params_;
+  // Surface terms as they are, stems with a leading '\x01', in one space.
   absl::flat_hash_map<std::string, uint32_t> term_ids_;
   std::vector<std::vector<Posting>> postings_;
+  std::vector<bool> term_is_stem_;
+  std::vector<std::vector<Posting>> forward_;  // per document: (term, tf), both kinds
   std::vector<uint64_t> seqs_;
   std::vector<uint32_t> lengths_;
   std::vector<int64_t> timestamps_;
   std::vector<uint32_t> speakers_;  // interned; 0 = unknown
+  std::vector<uint32_t> sessions_;  // interned
   absl::flat_hash_map<std::string, uint32_t> speaker_ids_;
+  absl::flat_hash_map<std::string, uint32_t> session_ids_;
+  std::vector<std::vector<uint32_t>> docs_of_speaker_;  // by interned speaker
   absl::flat_hash_map<uint64_t, uint32_t> doc_of_seq_;
+  std::vector<std::pair<uint64_t, uint32_t>> by_seq_;  // (seq, doc), sorted
   uint64_t total_length_ = 0;
 };
 
@@ -74,16 +134,13 @@ class LexicalIndex {
  public:
   explicit LexicalIndex(Bm25Params params = {}) : params_(params) {}
 
-  void Add(const storage::ChannelRef& channel, uint64_t seq, int64_t timestamp_ms,
-           absl::string_view text, absl::string_view speaker = "");
+  void Add(const storage::ChannelRef& channel, const storage::Message& message);
   void AddBatch(const storage::ChannelRef& channel,
                 const std::vector<storage::Message>& messages);
 
-  // Tokenizes `query` and searches the channel; empty for an unknown channel.
+  // Searches the channel (Bm25Index::Search); empty for an unknown channel.
   std::vector<ScoredSeq> Search(const storage::ChannelRef& channel,
-                                absl::string_view query, size_t k,
-                                int64_t start_ms = 0, int64_t end_ms = 0,
-                                const std::vector<std::string>* speakers = nullptr) const;
+                                const LexicalQuery& query) const;
 
   size_t ChannelCount() const;
   // Rebuilds a channel's index from `messages` (after deletions or edits),

@@ -24,6 +24,7 @@ class OfflineEmbed final : public EmbedStage {
  public:
   explicit OfflineEmbed(size_t dim) : dim_(dim) {}
   size_t dimension() const override { return dim_; }
+  bool offline() const override { return true; }
 
   absl::StatusOr<std::vector<std::vector<float>>> Embed(const std::vector<std::string>& inputs,
                                                         StageCall* call) override {
@@ -269,50 +270,25 @@ bool InRows(const Projection& p, const std::string& speaker) {
   return std::find(p.rows.begin(), p.rows.end(), speaker) != p.rows.end();
 }
 
+// Recall's score already holds the lexical evidence, the speaker field and
+// the context of neighbouring turns, and beats any re-ranking by word
+// overlap the offline stage could do (measured: `speakermem eval
+// retrieval`, docs/retrieval.md). So the offline Select keeps recall's
+// order and names the best candidates as anchors; their neighbours then
+// compete for the top-k with their own recall scores.
 class OfflineSelect final : public SelectStage {
  public:
   absl::StatusOr<SelectOutput> Select(const SelectInput& in, StageCall* call) override {
-    std::vector<std::string> texts;
-    for (const auto& c : in.candidates) texts.push_back(c.text);
-    auto weights = QueryWeights(in.question, in.projection.issue, texts);
-    std::vector<std::pair<double, size_t>> scored;
-    double max_recall = 0, max_lex = 0;
-    std::vector<double> lex(in.candidates.size());
-    for (size_t i = 0; i < in.candidates.size(); ++i) {
-      max_recall = std::max(max_recall, in.candidates[i].score);
-      lex[i] = LexicalScore(StemmedTokens(in.candidates[i].text), weights);
-      max_lex = std::max(max_lex, lex[i]);
-    }
-    // Half lexical necessity, half recall's order; a message by a named
-    // person counts more the more selective naming them is.
-    constexpr double kPriorWeight = 0.5;
-    const double w = kPriorWeight;
-    const double rb = 1.0 + 0.5 * in.row_selectivity;
-    // Recall's order as a rank prior (scores of fused lists are not on one
-    // scale with the lexical ones).
-    std::vector<size_t> by_recall(in.candidates.size());
-    for (size_t i = 0; i < by_recall.size(); ++i) by_recall[i] = i;
-    std::stable_sort(by_recall.begin(), by_recall.end(), [&](size_t a, size_t b) {
+    SelectOutput out;
+    out.ranking.resize(in.candidates.size());
+    for (size_t i = 0; i < out.ranking.size(); ++i) out.ranking[i] = i;
+    std::stable_sort(out.ranking.begin(), out.ranking.end(), [&](size_t a, size_t b) {
       return in.candidates[a].score > in.candidates[b].score;
     });
-    std::vector<double> prior(in.candidates.size());
-    for (size_t r = 0; r < by_recall.size(); ++r) {
-      prior[by_recall[r]] = 1.0 - static_cast<double>(r) / static_cast<double>(by_recall.size());
+    for (size_t i = 0; i < out.ranking.size() && out.anchors.size() < in.max_anchors; ++i) {
+      if (in.candidates[out.ranking[i]].score > 0) out.anchors.push_back(out.ranking[i]);
     }
-    for (size_t i = 0; i < in.candidates.size(); ++i) {
-      const Candidate& c = in.candidates[i];
-      double s = (1 - w) * (max_lex > 0 ? lex[i] / max_lex : 0) + w * prior[i];
-      if (InRows(in.projection, c.speaker_id)) s *= rb;
-      scored.emplace_back(s, i);
-    }
-    std::stable_sort(scored.begin(), scored.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    SelectOutput out;
-    for (const auto& [s, i] : scored) {
-      out.ranking.push_back(i);
-      if (out.anchors.size() < in.max_anchors && s > 0.1) out.anchors.push_back(i);
-    }
-    if (call != nullptr) call->note = "offline lexical overlap and proximity";
+    if (call != nullptr) call->note = "offline: recall order";
     return out;
   }
 };

@@ -18,13 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Reciprocal rank fusion constant (Cormack et al.) and list weights: the
-// offline hashed-n-gram embedding is a weaker ranker than BM25, so its list
-// counts for less; the named people's own messages count extra.
+// Reciprocal rank fusion constant (Cormack et al. 2009).
 constexpr double kRrfK = 60.0;
-constexpr double kBm25Weight = 1.0;
-constexpr double kDenseWeight = 0.5;
-constexpr double kPeopleWeight = 0.7;
 
 double Ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
@@ -63,9 +58,21 @@ uint64_t RecordNumber(const std::string& record_id) {
   return n;
 }
 
+LexicalParams RecallParams::DefaultLexicalParams() {
+  LexicalParams p;
+  p.stem = true;
+  p.speaker_weight = 6.0;
+  p.context_weight = 0.5;
+  p.context_window = 2;
+  p.context_decay = 0.7;
+  p.prf_weight = 0.2;
+  return p;
+}
+
 QueryPipeline::QueryPipeline(storage::Store* store, const LexicalIndex* lexical,
-                             const VectorIndex* vectors, const QueryStages* stages)
-    : store_(store), lexical_(lexical), vectors_(vectors), stages_(stages) {}
+                             const VectorIndex* vectors, const QueryStages* stages,
+                             RecallParams recall)
+    : store_(store), lexical_(lexical), vectors_(vectors), stages_(stages), recall_(recall) {}
 
 void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
                                     const std::string& record_id, std::vector<float> v) {
@@ -88,19 +95,36 @@ void QueryPipeline::Warm(const storage::ChannelRef& channel) {
 }
 
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
-    const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_names,
-    double selectivity, PipelineResult* out) {
-  // row_names: speaker ids of the projected people.
-  const size_t n = req.budgets.s1_recall_n;
+    const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_ids,
+    PipelineResult* out) {
+  // row_ids: speaker ids of the projected people.
+  const RecallParams& rp = req.recall ? *req.recall : recall_;
+  const bool textbook = req.mode == RecallMode::kBm25;
+  // Hybrid recall ranks more than the pool so that neighbours Expand adds
+  // arrive with a score of their own.
+  const size_t n = textbook ? req.budgets.s1_recall_n : 4 * size_t{req.budgets.s1_recall_n};
   std::vector<ScoredSeq> bm25, dense;
   if (req.mode != RecallMode::kDense) {
     auto t = Clock::now();
-    std::string query = req.question;
-    if (req.stages && p.issue != req.question) absl::StrAppend(&query, " ", p.issue);
-    bm25 = lexical_->Search(req.channel, query, n, req.start_ms, req.end_ms);
-    Trace(out, "s1_bm25", t, StageCall{}, absl::StrCat(bm25.size(), " hits"));
+    LexicalQuery q;
+    q.text = req.question;
+    if (req.stages && p.issue != req.question) absl::StrAppend(&q.text, " ", p.issue);
+    q.k = n;
+    q.start_ms = req.start_ms;
+    q.end_ms = req.end_ms;
+    if (!textbook) {
+      q.params = rp.lexical;
+      if (req.stages) q.named_speakers = row_ids;
+    }
+    bm25 = lexical_->Search(req.channel, q);
+    Trace(out, "s1_bm25", t, StageCall{},
+          absl::StrCat(bm25.size(), " hits", textbook ? " (textbook)" : ""));
   }
-  if (req.mode != RecallMode::kBm25) {
+  if (textbook) return bm25;
+  const double dense_weight = req.mode == RecallMode::kDense ? 1.0
+                              : stages_->embed->offline() ? rp.dense_weight_offline
+                                                          : rp.dense_weight_model;
+  if (dense_weight > 0) {
     auto t = Clock::now();
     StageCall call;
     SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> q, stages_->embed->Embed({req.question}, &call));
@@ -109,22 +133,11 @@ absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
     SM_ASSIGN_OR_RETURN(dense, vectors_->Search(req.channel, q.front(), want));
     Trace(out, "s1_dense", t, call, absl::StrCat(dense.size(), " hits"));
   }
-  if (req.mode == RecallMode::kBm25) return bm25;
   if (req.mode == RecallMode::kDense) return dense;
-  // Row-aware recall: the named people's own messages on the question.
-  std::vector<ScoredSeq> by_people;
-  if (req.stages && !row_names.empty()) {
-    std::string query = req.question;
-    if (p.issue != req.question) absl::StrAppend(&query, " ", p.issue);
-    by_people = lexical_->Search(req.channel, query, n, req.start_ms, req.end_ms, &row_names);
-  }
-  // Weighted reciprocal rank fusion of the lists.
+  // Weighted reciprocal rank fusion of the two lists.
   std::unordered_map<uint64_t, double> fused;
-  for (size_t i = 0; i < bm25.size(); ++i) fused[bm25[i].seq] += kBm25Weight / (kRrfK + i + 1);
-  for (size_t i = 0; i < dense.size(); ++i) fused[dense[i].seq] += kDenseWeight / (kRrfK + i + 1);
-  for (size_t i = 0; i < by_people.size(); ++i) {
-    fused[by_people[i].seq] += kPeopleWeight * selectivity / (kRrfK + i + 1);
-  }
+  for (size_t i = 0; i < bm25.size(); ++i) fused[bm25[i].seq] += 1.0 / (kRrfK + i + 1);
+  for (size_t i = 0; i < dense.size(); ++i) fused[dense[i].seq] += dense_weight / (kRrfK + i + 1);
   std::vector<ScoredSeq> out_list;
   for (const auto& [seq, s] : fused) out_list.push_back(ScoredSeq{seq, static_cast<float>(s)});
   std::sort(out_list.begin(), out_list.end(), [](const ScoredSeq& a, const ScoredSeq& b) {
@@ -134,18 +147,15 @@ absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
 }
 
 absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,
-                                   std::vector<storage::Message>* pool,
-                                   std::vector<size_t>* order) {
+                                   std::vector<storage::Message>* pool) {
   const uint64_t w = req.budgets.expand_window;
   std::set<uint64_t> have;
   for (const auto& m : *pool) have.insert(m.seq);
-  std::vector<size_t> result;
-  std::set<size_t> placed;
-  std::set<size_t> anchor_set(anchors.begin(), anchors.end());
-  for (size_t idx : *order) {
-    if (placed.insert(idx).second) result.push_back(idx);
-    if (!anchor_set.count(idx)) continue;
-    const storage::Message anchor = (*pool)[idx];
+  std::vector<storage::Message> anchor_msgs;
+  for (size_t idx : anchors) {
+    if (idx < pool->size()) anchor_msgs.push_back((*pool)[idx]);
+  }
+  for (const storage::Message& anchor : anchor_msgs) {
     std::vector<uint64_t> seqs;
     for (uint64_t d = 1; d <= w; ++d) {
       if (anchor.seq > d) seqs.push_back(anchor.seq - d);
@@ -153,28 +163,11 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
     }
     SM_ASSIGN_OR_RETURN(std::vector<storage::Message> around,
                         store_->GetMessagesBySeq(req.channel, seqs));
-    // Nearest first: the order of `seqs`.
-    std::unordered_map<uint64_t, storage::Message*> by_seq;
-    for (auto& m : around) by_seq[m.seq] = &m;
-    for (uint64_t s : seqs) {
-      auto it = by_seq.find(s);
-      if (it == by_seq.end()) continue;
-      const storage::Message& m = *it->second;
+    for (auto& m : around) {
       if (m.session != anchor.session || !InRange(m.timestamp_ms, req.start_ms, req.end_ms)) continue;
-      size_t pos;
-      if (have.insert(m.seq).second) {
-        pool->push_back(m);
-        pos = pool->size() - 1;
-      } else {
-        pos = static_cast<size_t>(std::find_if(pool->begin(), pool->end(),
-                                               [&](const storage::Message& x) {
-                                                 return x.seq == m.seq;
-                                               }) - pool->begin());
-      }
-      if (placed.insert(pos).second) result.push_back(pos);
+      if (have.insert(m.seq).second) pool->push_back(std::move(m));
     }
   }
-  *order = std::move(result);
   return absl::OkStatus();
 }
 
@@ -456,9 +449,14 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     }
     if (s2.records.empty() && row != kRowGroup) {
       // The person's best verbatim message on the issue.
-      const std::vector<std::string> who = {row};
-      std::vector<ScoredSeq> best = lexical_->Search(req.channel, req.question + " " + p.issue, 1,
-                                                     req.start_ms, req.end_ms, &who);
+      LexicalQuery q;
+      q.text = req.question + " " + p.issue;
+      q.k = 1;
+      q.start_ms = req.start_ms;
+      q.end_ms = req.end_ms;
+      q.only_speakers = {row};
+      q.params.stem = true;
+      std::vector<ScoredSeq> best = lexical_->Search(req.channel, q);
       if (!best.empty()) {
         SM_ASSIGN_OR_RETURN(std::vector<storage::Message> m,
                             store_->GetMessagesBySeq(req.channel, {best.front().seq}));
@@ -497,11 +495,6 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   for (const auto& r : out.projection.rows) {
     if (r != kRowAll && r != kRowGroup) people.insert(r);
   }
-  std::vector<std::string> row_names;  // display names of the projected people
-  for (const auto& m : roster) {
-    if (!people.count(m.speaker_id)) continue;
-    for (const auto& a : m.aliases) row_names.push_back(a);
-  }
   std::vector<std::string> row_ids(people.begin(), people.end());
   // How selective naming these people is: the share of the channel's
   // messages they did not write. In a two-person chat naming one of them
@@ -515,66 +508,66 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       all_msgs == 0 ? 0 : 1.0 - static_cast<double>(their_msgs) / static_cast<double>(all_msgs);
 
 
-  // 2. System 1 recall.
-  SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled,
-                      Recall(req, out.projection, row_ids, selectivity, &out));
-  std::vector<uint64_t> seqs;
-  for (const auto& h : recalled) seqs.push_back(h.seq);
-  SM_ASSIGN_OR_RETURN(std::vector<storage::Message> fetched,
-                      store_->GetMessagesBySeq(req.channel, seqs));
+  // 2. System 1 recall: the pool is the best s1_recall_n in range.
+  SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled, Recall(req, out.projection, row_ids, &out));
   std::unordered_map<uint64_t, double> recall_score;
   for (const auto& h : recalled) recall_score[h.seq] = h.score;
+  const size_t pool_n = req.budgets.s1_recall_n;
+  const bool ranged = req.start_ms != 0 || req.end_ms != 0;
+  std::vector<uint64_t> seqs;
+  for (const auto& h : recalled) {
+    if (!ranged && seqs.size() >= pool_n) break;
+    seqs.push_back(h.seq);
+  }
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Message> fetched,
+                      store_->GetMessagesBySeq(req.channel, seqs));
   std::vector<storage::Message> pool;
   for (auto& m : fetched) {
     if (!InRange(m.timestamp_ms, req.start_ms, req.end_ms)) continue;
-    if (pool.size() >= req.budgets.s1_recall_n) break;
+    if (pool.size() >= pool_n) break;
     pool.push_back(std::move(m));
   }
-  // Row-aware boosting: messages by or naming the projected people first
-  // among equals, others kept.
-  if (req.stages && !people.empty()) {
-    std::vector<std::vector<std::string>> name_tokens;
-    for (const auto& n : row_names) name_tokens.push_back(Tokenize(n));
-    for (auto& m : pool) {
-      bool by = people.count(m.speaker_id) > 0;
-      bool names = false;
-      std::vector<std::string> toks = Tokenize(m.text);
-      for (const auto& nt : name_tokens) names = names || FindTokenRun(toks, nt) >= 0;
-      recall_score[m.seq] *= by ? 1.0 + 0.4 * selectivity : names ? 1.0 + 0.2 * selectivity : 1.0;
-    }
-    std::stable_sort(pool.begin(), pool.end(), [&](const auto& a, const auto& b) {
-      return recall_score[a.seq] > recall_score[b.seq];
-    });
-  }
 
-  // 3. Select, Expand, Sufficiency/ASK.
+  // 3. Select, Expand (then select again over the grown pool),
+  // Sufficiency/ASK; only then top-k.
+  const RecallParams& rp = req.recall ? *req.recall : recall_;
   std::vector<size_t> order(pool.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::vector<std::string> why(pool.size() + 1);
-  if (req.stages && !pool.empty()) {
+  std::set<uint64_t> expanded;
+  auto select = [&](size_t max_anchors) -> absl::StatusOr<SelectOutput> {
+    auto t = Clock::now();
+    StageCall call;
+    SelectInput in;
+    in.question = req.question;
+    in.projection = out.projection;
+    in.max_anchors = max_anchors;
+    in.row_selectivity = selectivity;
+    for (const auto& m : pool) {
+      auto it = recall_score.find(m.seq);
+      in.candidates.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
+                                        m.timestamp_ms,
+                                        it == recall_score.end() ? 0.0 : it->second});
+    }
+    SM_ASSIGN_OR_RETURN(SelectOutput sel, stages_->select->Select(in, &call));
+    Trace(&out, "select", t, call, max_anchors == 0 ? "re-select" : "");
+    return sel;
+  };
+  if (req.stages && rp.select && req.mode == RecallMode::kHybrid && !pool.empty()) {
     for (int round = 0; round < (req.budgets.ask ? 2 : 1); ++round) {
-      auto t = Clock::now();
-      StageCall call;
-      SelectInput in;
-      in.question = req.question;
-      in.projection = out.projection;
-      in.max_anchors = req.budgets.expand ? req.budgets.expand_anchors : 0;
-      in.row_selectivity = selectivity;
-      for (const auto& m : pool) {
-        in.candidates.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
-                                          m.timestamp_ms, recall_score[m.seq]});
-      }
-      SM_ASSIGN_OR_RETURN(SelectOutput sel, stages_->select->Select(in, &call));
+      SM_ASSIGN_OR_RETURN(SelectOutput sel,
+                          select(req.budgets.expand ? req.budgets.expand_anchors : 0));
       order = sel.ranking;
-      Trace(&out, "select", t, call);
       if (req.budgets.expand && !sel.anchors.empty()) {
         auto te = Clock::now();
         size_t before = pool.size();
-        SM_RETURN_IF_ERROR(Expand(req, sel.anchors, &pool, &order));
+        SM_RETURN_IF_ERROR(Expand(req, sel.anchors, &pool));
+        for (size_t i = before; i < pool.size(); ++i) expanded.insert(pool[i].seq);
         Trace(&out, "expand", te, StageCall{},
               absl::StrCat(sel.anchors.size(), " anchors, ", pool.size() - before, " added"));
-        for (size_t a : sel.anchors) {
-          if (a < pool.size()) why.resize(std::max(why.size(), pool.size()));
+        if (pool.size() > before) {
+          // The neighbours compete with the pool for the top-k.
+          SM_ASSIGN_OR_RETURN(SelectOutput again, select(0));
+          order = again.ranking;
         }
       }
       if (!req.budgets.ask || round == 1) break;
@@ -593,11 +586,16 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       // ASK: one more search, merged into the pool, then select again.
       std::set<uint64_t> have;
       for (const auto& m : pool) have.insert(m.seq);
+      LexicalQuery ask;
+      ask.text = suff.search_term;
+      ask.k = req.budgets.s1_recall_n / 2;
+      ask.start_ms = req.start_ms;
+      ask.end_ms = req.end_ms;
+      ask.params = rp.lexical;
       std::vector<uint64_t> extra;
-      for (const auto& h : lexical_->Search(req.channel, suff.search_term,
-                                            req.budgets.s1_recall_n / 2, req.start_ms,
-                                            req.end_ms)) {
+      for (const auto& h : lexical_->Search(req.channel, ask)) {
         if (!have.count(h.seq)) extra.push_back(h.seq);
+        if (!recall_score.count(h.seq)) recall_score[h.seq] = 0;
       }
       SM_ASSIGN_OR_RETURN(std::vector<storage::Message> more,
                           store_->GetMessagesBySeq(req.channel, extra));
@@ -613,7 +611,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     rm.message = m;
     auto it = recall_score.find(m.seq);
     rm.score = it == recall_score.end() ? 0 : it->second;
-    rm.why = it == recall_score.end() ? absl::StrCat("expanded, rank ", rank + 1)
+    rm.why = expanded.count(m.seq) ? absl::StrCat("expanded, rank ", rank + 1)
                                       : absl::StrCat(req.mode == RecallMode::kBm25    ? "bm25"
                                                      : req.mode == RecallMode::kDense ? "dense"
                                                                                        : "hybrid",
@@ -623,7 +621,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   }
 
   // 5. System 2 rows.
-  if (req.stages) SM_RETURN_IF_ERROR(SystemTwo(req, roster, &out));
+  if (req.stages && req.system2) SM_RETURN_IF_ERROR(SystemTwo(req, roster, &out));
 
   // 6. Compose and answer.
   if (req.answer) {

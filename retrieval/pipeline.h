@@ -36,6 +36,24 @@ struct Budgets {
 
 enum class RecallMode { kHybrid, kBm25, kDense };
 
+// The constants of System 1 recall in hybrid mode. The defaults were chosen
+// by leave-one-conversation-out evaluation on the development data
+// (`speakermem eval retrieval`, docs/retrieval.md); the BM25-only baseline
+// ignores them (textbook Okapi BM25).
+struct RecallParams {
+  LexicalParams lexical = DefaultLexicalParams();
+  // Weight of the dense list in reciprocal rank fusion (the lexical list
+  // weighs 1) when the embedder is the offline hashed one: it is a much
+  // weaker ranker than BM25 and mostly repeats it.
+  double dense_weight_offline = 0.0;
+  // The same with a real embedding model: it counts fully.
+  double dense_weight_model = 1.0;
+  // Select and Expand (re-selected) between recall and top-k.
+  bool select = true;
+
+  static LexicalParams DefaultLexicalParams();
+};
+
 struct PipelineRequest {
   storage::ChannelRef channel;
   std::string question;
@@ -48,7 +66,11 @@ struct PipelineRequest {
   // Project, Select, Expand, ASK and System 2 rows; off = plain recall.
   bool stages = true;
   bool answer = true;
+  // System 2 rows (off: System 1 evidence only, the paper's "no S2").
+  bool system2 = true;
   std::vector<std::string> options;  // multiple choice: LETTER: text
+  // Overrides the pipeline's recall constants (evaluation sweeps them).
+  std::optional<RecallParams> recall;
 };
 
 // One owner row of System 2 evidence.
@@ -77,7 +99,7 @@ struct PipelineResult {
 class QueryPipeline {
  public:
   QueryPipeline(storage::Store* store, const LexicalIndex* lexical, const VectorIndex* vectors,
-                const QueryStages* stages);
+                const QueryStages* stages, RecallParams recall = {});
 
   // NOT_FOUND for an unknown channel; INVALID_ARGUMENT for an empty question.
   absl::StatusOr<PipelineResult> Run(const PipelineRequest& request);
@@ -96,9 +118,11 @@ class QueryPipeline {
  private:
   absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
                                                 const std::vector<std::string>& row_ids,
-                                                double selectivity, PipelineResult* out);
+                                                PipelineResult* out);
+  // Appends the anchors' neighbouring turns (same session, in range) that
+  // are not in the pool yet.
   absl::Status Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,
-                      std::vector<storage::Message>* pool, std::vector<size_t>* order);
+                      std::vector<storage::Message>* pool);
   absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
                          PipelineResult* out);
 
@@ -123,6 +147,7 @@ class QueryPipeline {
   const LexicalIndex* const lexical_;
   const VectorIndex* const vectors_;
   const QueryStages* const stages_;
+  const RecallParams recall_;
 
   std::atomic<uint64_t> build_ticket_{0};
   std::mutex cache_mu_;

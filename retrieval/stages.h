@@ -147,6 +147,9 @@ class EmbedStage {
   // One L2-normalised vector per input.
   virtual absl::StatusOr<std::vector<std::vector<float>>> Embed(
       const std::vector<std::string>& inputs, StageCall* call) = 0;
+  // True for the offline hashed n-gram embedder, a weaker ranker than a
+  // model's: the pipeline fuses its list with a lower weight.
+  virtual bool offline() const { return false; }
 };
 
 // Offline implementations (DESIGN 4). Deterministic and thread-safe.

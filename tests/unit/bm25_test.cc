@@ -1,22 +1,42 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
+#include <set>
 
+#include "retrieval/analyzer.h"
 #include "retrieval/bm25_index.h"
-#include "retrieval/tokenizer.h"
 
 namespace speakermem::retrieval {
 namespace {
 
+storage::Message Msg(uint64_t seq, const std::string& text, const std::string& speaker = "",
+                     const std::string& session = "", int64_t ts = 0) {
+  storage::Message m;
+  m.seq = seq;
+  m.text = text;
+  m.speaker_id = speaker;
+  m.session = session;
+  m.timestamp_ms = ts == 0 ? static_cast<int64_t>(seq) : ts;
+  return m;
+}
+
+LexicalQuery Q(const std::string& text, size_t k = 10) {
+  LexicalQuery q;
+  q.text = text;
+  q.k = k;
+  return q;
+}
+
 TEST_CASE("BM25 scores match hand computation (k1 1.2, b 0.75)", "[bm25]") {
   Bm25Index index;
-  index.Add(1, 100, "apple banana");
-  index.Add(2, 200, "apple apple cherry");
-  index.Add(3, 300, "banana");
+  index.Add(Msg(1, "apple banana"));
+  index.Add(Msg(2, "apple apple cherry"));
+  index.Add(Msg(3, "banana"));
   // N=3, df(apple)=2: idf = ln(1 + 1.5/2.5) = ln 1.6; avgdl = 2.
   const double idf = std::log(1.6);
   // doc 1: tf 1, len 2 -> 2.2 / (1 + 1.2) = 1.0
   // doc 2: tf 2, len 3 -> 4.4 / (2 + 1.2 * (0.25 + 0.75 * 1.5)) = 4.4 / 3.65
-  auto hits = index.Search(Tokenize("Apple?"), 10);
+  auto hits = index.Search(Q("Apple?"));
   REQUIRE(hits.size() == 2);
   CHECK(hits[0].seq == 2);
   CHECK(hits[0].score == Approx(idf * 4.4 / 3.65).epsilon(1e-5));
@@ -24,52 +44,206 @@ TEST_CASE("BM25 scores match hand computation (k1 1.2, b 0.75)", "[bm25]") {
   CHECK(hits[1].score == Approx(idf * 1.0).epsilon(1e-5));
 }
 
-TEST_CASE("BM25 sums over distinct query terms", "[bm25]") {
-  Bm25Index index;
-  index.Add(1, 1, "apple banana");
-  index.Add(2, 2, "apple apple cherry");
-  index.Add(3, 3, "banana");
-  auto one = index.Search({"banana"}, 10);
-  auto both = index.Search({"apple", "banana", "banana"}, 10);
-  REQUIRE(both.size() == 3);
-  CHECK(both[0].seq == 1);  // the only document with both terms
-  double banana_doc1 = 0;
-  for (const auto& h : one) {
-    if (h.seq == 1) banana_doc1 = h.score;
+// Textbook Okapi BM25 written out independently of the index: documents and
+// query analysed by IndexTokens, k1 1.2, b 0.75, idf ln(1 + (N - df + .5) /
+// (df + .5)), each query token counted once per occurrence.
+std::vector<std::pair<double, uint64_t>> ReferenceBm25(const std::vector<std::string>& docs,
+                                                       const std::string& query) {
+  std::vector<std::map<std::string, int>> tf(docs.size());
+  std::vector<double> len(docs.size());
+  std::map<std::string, int> df;
+  double total = 0;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    for (const auto& t : IndexTokens(docs[i])) ++tf[i][t];
+    for (const auto& [t, c] : tf[i]) {
+      ++df[t];
+      len[i] += c;
+    }
+    total += len[i];
   }
-  CHECK(both[0].score == Approx(banana_doc1 + std::log(1.6)).epsilon(1e-5));
+  const double n = static_cast<double>(docs.size()), avg = total / n;
+  std::vector<std::pair<double, uint64_t>> ranked;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    double s = 0;
+    for (const auto& t : IndexTokens(query)) {
+      auto f = tf[i].find(t);
+      if (f == tf[i].end()) continue;
+      double idf = std::log(1 + (n - df[t] + 0.5) / (df[t] + 0.5));
+      s += idf * f->second * 2.2 / (f->second + 1.2 * (0.25 + 0.75 * len[i] / avg));
+    }
+    if (s > 0) ranked.emplace_back(s, i + 1);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  return ranked;
 }
 
-TEST_CASE("BM25 respects k, the time range and tie order", "[bm25]") {
+TEST_CASE("BM25 ranks a fixed corpus exactly as a reference Okapi BM25", "[bm25]") {
+  const std::vector<std::string> docs = {
+      "We moved the picnic to Saturday because of the rain forecast.",
+      "Saturday works for me, I'll bring the grill and some burgers.",
+      "Did anyone book the venue for the quarterly drinks?",
+      "The venue in Soho has booths; I booked it for Thursday.",
+      "Rain or shine, the picnic is on. Bring umbrellas!",
+      "I think the budget for drinks should stay under 200 pounds.",
+      "Budget approved. Drinks on Thursday, picnic on Saturday.",
+      "Not sure about Thursday, my team has a big handover that week.",
+      "Handover week again? We should move the drinks then.",
+      "Let's not move anything; the booking is non-refundable.",
+      "picnic picnic picnic",
+      "burgers and grill, grill and burgers"};
   Bm25Index index;
-  for (uint64_t s = 1; s <= 5; ++s) index.Add(s, static_cast<int64_t>(s) * 10, "same words");
-  auto top2 = index.Search({"same"}, 2);
+  for (size_t i = 0; i < docs.size(); ++i) index.Add(Msg(i + 1, docs[i]));
+  for (const std::string query :
+       {"When is the picnic?", "Who booked the venue for drinks on Thursday?",
+        "picnic picnic rain", "budget for the drinks", "grill burgers Saturday",
+        "handover week move drinks", "nothing matches zebra"}) {
+    INFO(query);
+    auto want = ReferenceBm25(docs, query);
+    auto got = index.Search(Q(query, docs.size()));
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].seq == want[i].second);
+      CHECK(got[i].score == Approx(want[i].first).epsilon(1e-4));
+    }
+  }
+}
+
+TEST_CASE("BM25 counts a repeated query term once per occurrence", "[bm25]") {
+  Bm25Index index;
+  index.Add(Msg(1, "apple banana"));
+  index.Add(Msg(2, "apple apple cherry"));
+  index.Add(Msg(3, "banana"));
+  auto one = index.Search(Q("banana"));
+  auto twice = index.Search(Q("banana banana"));
+  REQUIRE(one.size() == 2);
+  REQUIRE(twice.size() == 2);
+  CHECK(twice[0].score == Approx(2 * one[0].score).epsilon(1e-5));
+}
+
+TEST_CASE("BM25 respects k, the time range, speakers and tie order", "[bm25]") {
+  Bm25Index index;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    index.Add(Msg(s, "identical words", s % 2 ? "ann" : "bob", "", static_cast<int64_t>(s) * 10));
+  }
+  auto top2 = index.Search(Q("identical", 2));
   REQUIRE(top2.size() == 2);
   CHECK(top2[0].seq == 1);  // equal scores: lower seq first
   CHECK(top2[1].seq == 2);
-  auto ranged = index.Search({"same"}, 10, 20, 40);
-  REQUIRE(ranged.size() == 2);
-  CHECK(ranged[0].seq == 2);
-  CHECK(ranged[1].seq == 3);
-  CHECK(index.Search({"absent"}, 10).empty());
-  CHECK(index.Search({"same"}, 0).empty());
+  LexicalQuery ranged = Q("identical");
+  ranged.start_ms = 20;
+  ranged.end_ms = 40;
+  auto r = index.Search(ranged);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].seq == 2);
+  CHECK(r[1].seq == 3);
+  LexicalQuery bob = Q("identical");
+  bob.only_speakers = {"bob"};
+  auto b = index.Search(bob);
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].seq == 2);
+  CHECK(b[1].seq == 4);
+  bob.only_speakers = {"nobody"};
+  CHECK(index.Search(bob).empty());
+  CHECK(index.Search(Q("absent")).empty());
+  CHECK(index.Search(Q("identical", 0)).empty());
+  CHECK(index.Search(Q("the and of")).empty());  // stopwords only
 }
 
 TEST_CASE("BM25 ignores a document added twice", "[bm25]") {
   Bm25Index index;
-  index.Add(7, 1, "hello");
-  index.Add(7, 1, "hello");
+  index.Add(Msg(7, "hello"));
+  index.Add(Msg(7, "hello"));
   CHECK(index.size() == 1);
+}
+
+TEST_CASE("Snowball stemming matches inflections only when asked", "[bm25]") {
+  CHECK(SnowballStem("adoption") == SnowballStem("adopting"));
+  CHECK(SnowballStem("running") == "run");
+  CHECK(SnowballStem("東京") == "東京");
+  Bm25Index index;
+  index.Add(Msg(1, "We are adopting a puppy"));
+  index.Add(Msg(2, "Nothing related here"));
+  CHECK(index.Search(Q("adoption")).empty());
+  LexicalQuery q = Q("adoption");
+  q.params.stem = true;
+  auto hits = index.Search(q);
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].seq == 1);
+}
+
+TEST_CASE("The speaker field adds weight x the named speaker's idf", "[bm25]") {
+  Bm25Index index;
+  index.Add(Msg(1, "the budget is fine", "ann"));
+  index.Add(Msg(2, "budget talk again", "bob"));
+  index.Add(Msg(3, "lunch anyone", "bob"));
+  index.Add(Msg(4, "lunch at noon", "cy"));
+  LexicalQuery q = Q("budget");
+  q.named_speakers = {"bob"};
+  q.params.speaker_weight = 2.0;
+  auto plain = index.Search(Q("budget"));
+  auto hits = index.Search(q);
+  // bob wrote 2 of 4 messages: idf = ln(1 + 2.5/2.5) = ln 2.
+  const double field = 2.0 * std::log(2.0);
+  REQUIRE(hits.size() == 3);
+  CHECK(hits[0].seq == 2);
+  std::map<uint64_t, double> before, after;
+  for (const auto& h : plain) before[h.seq] = h.score;
+  for (const auto& h : hits) after[h.seq] = h.score;
+  CHECK(after[2] == Approx(before[2] + field).epsilon(1e-5));
+  CHECK(after[1] == Approx(before[1]).epsilon(1e-5));  // ann: unchanged
+  CHECK(after[3] == Approx(field).epsilon(1e-5));  // bob's message without the word
+  CHECK(after.count(4) == 0);
+}
+
+TEST_CASE("Context: a message inherits its best same-session neighbour's score", "[bm25]") {
+  Bm25Index index;
+  index.Add(Msg(1, "what are you reading lately", "ann", "s1"));
+  index.Add(Msg(2, "a novel about lighthouses", "bob", "s1"));
+  index.Add(Msg(3, "sounds lovely", "ann", "s1"));
+  index.Add(Msg(5, "other session entirely", "bob", "s2"));
+  index.Add(Msg(4, "ok", "cy", "s1"));  // out of seq order: neighbours follow seq
+  LexicalQuery q = Q("lighthouses");
+  q.params.context_weight = 0.5;
+  q.params.context_window = 2;
+  q.params.context_decay = 0.5;
+  auto hits = index.Search(q);
+  std::map<uint64_t, double> s;
+  for (const auto& h : hits) s[h.seq] = h.score;
+  REQUIRE(s.count(2));
+  const double own = s[2];
+  CHECK(s[1] == Approx(0.5 * own));         // distance 1
+  CHECK(s[3] == Approx(0.5 * own));         // distance 1
+  CHECK(s[4] == Approx(0.5 * 0.5 * own));   // distance 2 (seq 4 sits after 3)
+  CHECK(s.count(5) == 0);                   // another session
+}
+
+TEST_CASE("Pseudo-relevance feedback finds a message that shares no query word", "[bm25]") {
+  Bm25Index index;
+  index.Add(Msg(1, "kayak trip on the lake"));
+  index.Add(Msg(2, "kayak paddles lake weekend"));
+  index.Add(Msg(3, "paddles weekend booking confirmed"));
+  index.Add(Msg(4, "dentist appointment"));
+  index.Add(Msg(5, "groceries list"));
+  LexicalQuery q = Q("kayak");
+  q.params.prf_weight = 0.5;
+  q.params.prf_docs = 2;
+  q.params.prf_terms = 5;
+  std::set<uint64_t> found;
+  for (const auto& h : index.Search(q)) found.insert(h.seq);
+  CHECK(found.count(3) == 1);
+  CHECK(found.count(4) == 0);
 }
 
 TEST_CASE("LexicalIndex keeps channels apart", "[bm25]") {
   LexicalIndex index;
   storage::ChannelRef a{"t", "a"}, b{"t", "b"}, other_tenant{"u", "a"};
-  index.Add(a, 1, 1, "picnic on saturday");
-  index.Add(b, 1, 1, "meeting on monday");
-  CHECK(index.Search(a, "picnic", 5).size() == 1);
-  CHECK(index.Search(b, "picnic", 5).empty());
-  CHECK(index.Search(other_tenant, "picnic", 5).empty());
+  index.Add(a, Msg(1, "picnic on saturday"));
+  index.Add(b, Msg(1, "meeting on monday"));
+  CHECK(index.Search(a, Q("picnic", 5)).size() == 1);
+  CHECK(index.Search(b, Q("picnic", 5)).empty());
+  CHECK(index.Search(other_tenant, Q("picnic", 5)).empty());
   CHECK(index.ChannelCount() == 2);
 }
 

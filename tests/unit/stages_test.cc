@@ -100,30 +100,31 @@ std::vector<Candidate> Candidates() {
           {"m4", "Dana", "dana", "lol", 4000, 0.2}};
 }
 
-TEST_CASE("offline Select ranks by overlap, proximity and rows", "[stages][select]") {
+TEST_CASE("offline Select keeps recall's order and anchors the best", "[stages][select]") {
   auto select = NewOfflineSelect();
   SelectInput in;
   in.question = "Where does the offsite move to?";
   in.projection.rows = {"ALL"};
   in.projection.issue = "offsite move";
-  in.candidates = Candidates();
-  in.max_anchors = 1;
+  in.candidates = Candidates();  // recall scores 1.0, 0.5, 0.9, 0.2
+  in.max_anchors = 2;
   auto out = select->Select(in, nullptr);
   REQUIRE_OK(out);
-  REQUIRE(out->ranking.size() == 4);
-  std::vector<size_t> sorted = out->ranking;
-  std::sort(sorted.begin(), sorted.end());
-  CHECK(sorted == std::vector<size_t>{0, 1, 2, 3});  // a permutation
-  CHECK(out->ranking[0] == 1);
-  REQUIRE(out->anchors.size() == 1);
-  CHECK(out->anchors[0] == 1);
-
-  in.question = "How does Chen get to Porto by train?";
-  in.projection.rows = {"chen"};
-  in.projection.issue = "porto train";
+  CHECK(out->ranking == std::vector<size_t>{0, 2, 1, 3});
+  CHECK(out->anchors == std::vector<size_t>{0, 2});
+  in.max_anchors = 0;
   out = select->Select(in, nullptr);
   REQUIRE_OK(out);
-  CHECK(out->ranking[0] == 2);  // Chen's own message, boosted by the row
+  CHECK(out->anchors.empty());
+  in.candidates[0].score = 0;
+  in.candidates[1].score = 0;
+  in.candidates[2].score = 0;
+  in.candidates[3].score = 0;
+  in.max_anchors = 2;
+  out = select->Select(in, nullptr);
+  REQUIRE_OK(out);
+  CHECK(out->ranking == std::vector<size_t>{0, 1, 2, 3});  // ties keep their order
+  CHECK(out->anchors.empty());                            // nothing scored: no anchor
 }
 
 TEST_CASE("offline Sufficiency measures coverage and names a missing term",

@@ -1,0 +1,93 @@
+// Choosing retrieval constants so that they transfer: every constant is
+// picked by coordinate ascent over a small grid on some conversations and
+// scored on others (leave-one-conversation-out), never on the conversation
+// it is scored on.
+#ifndef SPEAKERMEM_EVAL_RECALL_TUNING_H_
+#define SPEAKERMEM_EVAL_RECALL_TUNING_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "datasets/datasets.h"
+
+namespace speakermem::eval {
+
+// Constant name -> value. What the names mean is the caller's business.
+using Setting = std::map<std::string, double>;
+
+struct TunableConstant {
+  std::string name;
+  // Candidate values; on a tie the earlier one wins, so list the simpler
+  // (off, smaller) values first.
+  std::vector<double> grid;
+};
+
+// The k's every question is scored at.
+inline constexpr size_t kTuningKs[] = {5, 10, 20};
+
+struct QuestionScore {
+  size_t conversation = 0;  // index into the conversations
+  std::string category;
+  double recall[3] = {0, 0, 0};  // at kTuningKs
+};
+
+// The top-20 message ids for a question under a setting.
+using RankFn = std::function<absl::StatusOr<std::vector<std::string>>(
+    const datasets::Conversation& conversation, const std::string& question,
+    const Setting& setting)>;
+
+// Scores settings on a fixed set of conversations, each setting once
+// (memoised). Not thread-safe.
+class RecallTuner {
+ public:
+  // `progress` (may be empty) is called with the number of settings scored.
+  RecallTuner(const std::vector<datasets::Conversation>* conversations, RankFn rank,
+              std::function<void(size_t)> progress);
+
+  // Per-question recall of every question with evidence, in conversation
+  // order. Errors of the rank function are returned as they are.
+  absl::StatusOr<const std::vector<QuestionScore>*> Score(const Setting& setting);
+
+  // The objective the tuner maximises: the mean over datasets of the mean
+  // recall@10 of their questions, over the conversations with use[i] true
+  // (each dataset counts once however many questions it has).
+  double Objective(const std::vector<QuestionScore>& scores, const std::vector<bool>& use) const;
+
+  // Coordinate ascent from `start`: each constant in turn takes the grid
+  // value that maximises the objective on the `train` conversations, the
+  // others held; `passes` rounds.
+  absl::StatusOr<Setting> Tune(const std::vector<TunableConstant>& constants, Setting start,
+                               const std::vector<bool>& train, int passes = 2);
+
+  size_t settings_scored() const { return cache_.size(); }
+
+ private:
+  const std::vector<datasets::Conversation>* const conversations_;
+  const RankFn rank_;
+  const std::function<void(size_t)> progress_;
+  std::map<Setting, std::unique_ptr<std::vector<QuestionScore>>> cache_;
+};
+
+struct LooResult {
+  Setting in_sample;                   // tuned on every conversation
+  std::vector<Setting> fold_settings;  // fold i: tuned without conversation i
+  // Per conversation: recall@10 at the in-sample setting and at its fold's.
+  std::vector<double> in_sample_recall10;
+  std::vector<double> held_out_recall10;
+  std::vector<size_t> questions;
+  // Every question scored at its fold's setting (the honest figures).
+  std::vector<QuestionScore> held_out;
+};
+
+// Tunes on all conversations, then once per held-out conversation.
+absl::StatusOr<LooResult> LeaveOneConversationOut(RecallTuner* tuner,
+                                                  const std::vector<TunableConstant>& constants,
+                                                  const Setting& start, size_t conversations);
+
+}  // namespace speakermem::eval
+
+#endif  // SPEAKERMEM_EVAL_RECALL_TUNING_H_

@@ -1,0 +1,45 @@
+#include "retrieval/analyzer.h"
+
+#include <libstemmer.h>
+
+#include <memory>
+
+#include "retrieval/text.h"
+#include "retrieval/tokenizer.h"
+
+namespace speakermem::retrieval {
+namespace {
+
+struct StemmerDeleter {
+  void operator()(sb_stemmer* s) const { sb_stemmer_delete(s); }
+};
+
+sb_stemmer* ThreadStemmer() {
+  // sb_stemmer keeps per-call state: one per thread.
+  thread_local std::unique_ptr<sb_stemmer, StemmerDeleter> stemmer(
+      sb_stemmer_new("english", "UTF_8"));
+  return stemmer.get();
+}
+
+}  // namespace
+
+std::vector<std::string> IndexTokens(absl::string_view text) {
+  std::vector<std::string> out;
+  for (auto& t : Tokenize(text)) {
+    if (IsStopword(t) || t == "no" || t == "not") continue;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string SnowballStem(absl::string_view token) {
+  sb_stemmer* s = ThreadStemmer();
+  if (s == nullptr || token.empty()) return std::string(token);
+  const sb_symbol* out = sb_stemmer_stem(s, reinterpret_cast<const sb_symbol*>(token.data()),
+                                         static_cast<int>(token.size()));
+  if (out == nullptr) return std::string(token);  // out of memory: match unstemmed
+  return std::string(reinterpret_cast<const char*>(out),
+                     static_cast<size_t>(sb_stemmer_length(s)));
+}
+
+}  // namespace speakermem::retrieval

@@ -1,0 +1,26 @@
+// Text analysis of the lexical index: the terms a message or a query
+// contributes, with and without Snowball stemming.
+#ifndef SPEAKERMEM_RETRIEVAL_ANALYZER_H_
+#define SPEAKERMEM_RETRIEVAL_ANALYZER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace speakermem::retrieval {
+
+// Tokenize(text) without index stopwords, in order, duplicates kept. Index
+// stopwords are the offline stages' function words (IsStopword) plus "no"
+// and "not": the stages keep negations, a bag-of-words ranker cannot use
+// them. Thread-safe.
+std::vector<std::string> IndexTokens(absl::string_view text);
+
+// The Snowball English (Porter2) stem of one case-folded token; a token of
+// non-Latin script comes back unchanged. Thread-safe (one stemmer per
+// thread).
+std::string SnowballStem(absl::string_view token);
+
+}  // namespace speakermem::retrieval
+
+#endif  // SPEAKERMEM_RETRIEVAL_ANALYZER_H_
