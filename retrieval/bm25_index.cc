@@ -62,6 +62,7 @@ void Bm25Index::Add(const storage::Message& m) {
   sessions_.push_back(sess->second);
   doc_of_seq_[m.seq] = doc;
   // Appends in the common case; an out-of-order seq is inserted in place.
+  in_seq_order_ = in_seq_order_ && (by_seq_.empty() || by_seq_.back().first < m.seq);
   auto pos = std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(m.seq, doc));
   by_seq_.insert(pos, {m.seq, doc});
   total_length_ += tokens.size();
@@ -158,6 +159,7 @@ Bm25Index::Weights Bm25Index::Feedback(const Weights& weights, const std::vector
 }
 
 size_t Bm25Index::OrderOf(uint32_t doc) const {
+  if (in_seq_order_) return doc;
   auto it = std::lower_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(seqs_[doc], 0u));
   return static_cast<size_t>(it - by_seq_.begin());
 }

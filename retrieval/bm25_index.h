@@ -125,6 +125,7 @@ class Bm25Index {
   std::vector<std::vector<uint32_t>> docs_of_speaker_;  // by interned speaker
   absl::flat_hash_map<uint64_t, uint32_t> doc_of_seq_;
   std::vector<std::pair<uint64_t, uint32_t>> by_seq_;  // (seq, doc), sorted
+  bool in_seq_order_ = true;  // every document so far arrived in seq order
   uint64_t total_length_ = 0;
 };
 

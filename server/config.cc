@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -35,6 +36,24 @@ Knob IntKnob(std::string section, std::string key, std::string help,
       return BadValue(name, v, absl::StrCat("an integer in [", min, ", ", max, "]"));
     }
     *field(c) = static_cast<T>(n);
+    return absl::OkStatus();
+  };
+  return k;
+}
+
+Knob DoubleKnob(std::string section, std::string key, std::string help,
+                std::function<double*(ServerConfig*)> field, double min, double max) {
+  std::string name = absl::StrCat(section, ".", key);
+  Knob k{section, key, std::move(help), nullptr, nullptr};
+  k.get = [field](const ServerConfig& c) {
+    return absl::StrFormat("%g", *field(const_cast<ServerConfig*>(&c)));
+  };
+  k.set = [field, name, min, max](ServerConfig* c, const std::string& v) {
+    double d = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(v), &d) || !(d >= min && d <= max)) {
+      return BadValue(name, v, absl::StrCat("a number in [", min, ", ", max, "]"));
+    }
+    *field(c) = d;
     return absl::OkStatus();
   };
   return k;
@@ -198,6 +217,43 @@ std::vector<Knob> BuildKnobs() {
                                 "configuration: 10).",
                                 [](C* c) { return &c->memory.default_top_k; },
                                 1, 10000));
+  // System 1 recall constants: defaults chosen by leave-one-conversation-out
+  // (docs/retrieval.md).
+  k.push_back(BoolKnob("retrieval", "stem",
+                       "Match Snowball (Porter2) stems of words instead of the words as written.",
+                       [](C* c) { return &c->memory.recall.lexical.stem; }));
+  k.push_back(DoubleKnob("retrieval", "speaker_weight",
+                         "BM25F weight of the speaker field: a message by a person the question "
+                         "names gains this x the person's idf (0: off).",
+                         [](C* c) { return &c->memory.recall.lexical.speaker_weight; }, 0, 100));
+  k.push_back(DoubleKnob("retrieval", "context_weight",
+                         "Share of its best same-session neighbour's score a message inherits "
+                         "(0: off).",
+                         [](C* c) { return &c->memory.recall.lexical.context_weight; }, 0, 10));
+  k.push_back(IntKnob<uint32_t>("retrieval", "context_window",
+                                "Neighbours within this many turns pass on their score.",
+                                [](C* c) { return &c->memory.recall.lexical.context_window; }, 0,
+                                50));
+  k.push_back(DoubleKnob("retrieval", "context_decay",
+                         "Factor on a neighbour's score per turn of distance beyond the first.",
+                         [](C* c) { return &c->memory.recall.lexical.context_decay; }, 0, 1));
+  k.push_back(DoubleKnob("retrieval", "prf_weight",
+                         "Pseudo-relevance feedback (RM3): weight of the feedback terms in the "
+                         "second round's query (0: one round).",
+                         [](C* c) { return &c->memory.recall.lexical.prf_weight; }, 0, 1));
+  k.push_back(IntKnob<uint32_t>("retrieval", "prf_docs",
+                                "Best messages of the first round the feedback terms come from.",
+                                [](C* c) { return &c->memory.recall.lexical.prf_docs; }, 1, 1000));
+  k.push_back(IntKnob<uint32_t>("retrieval", "prf_terms",
+                                "Feedback terms added to the query.",
+                                [](C* c) { return &c->memory.recall.lexical.prf_terms; }, 1, 1000));
+  k.push_back(DoubleKnob("retrieval", "dense_weight_offline",
+                         "Weight of the dense list in rank fusion (lexical list: 1) when the "
+                         "embedder is the offline hashed one.",
+                         [](C* c) { return &c->memory.recall.dense_weight_offline; }, 0, 10));
+  k.push_back(DoubleKnob("retrieval", "dense_weight_model",
+                         "Weight of the dense list in rank fusion with a model embedder.",
+                         [](C* c) { return &c->memory.recall.dense_weight_model; }, 0, 10));
   k.push_back(IntKnob<size_t>("index", "ivf_threshold",
                               "Channels with more message vectors than this search an IVF-Flat "
                               "index (approximate) instead of exact inner product.",
