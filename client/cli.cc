@@ -49,9 +49,11 @@ constexpr char kUsage[] =
     "      sample or SocialMem network; JSONL lines name theirs or use --channel).\n"
     "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
     "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace]\n"
-    "        [--options \"A: text|B: text\"] QUESTION\n"
-    "      Ask a question; prints the answer, the System 1 evidence, the System 2\n"
-    "      rows and (--trace) per-stage latency, model calls and tokens.\n"
+    "        [--options \"A: text|B: text\"] [--fresh [--fresh-timeout-ms N]] QUESTION\n"
+    "      Ask a question; prints the answer, the System 1 evidence (* = newer than\n"
+    "      memory), the System 2 rows, the Writer's lag and (--trace) per-stage\n"
+    "      latency, model calls and tokens. --fresh waits until the Writer has\n"
+    "      derived every message first.\n"
     "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
     "      List a channel's messages in order (T: ISO-8601, UTC when no zone).\n"
     "  roster --channel C\n"
@@ -131,7 +133,7 @@ struct Args {
 };
 
 const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions",
-                                  "history", "no-answer", "texts"};
+                                  "history", "no-answer", "texts", "fresh"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -357,6 +359,12 @@ int CmdQuery(client::Client* c, const Args& args) {
   req.mutable_budgets()->set_s2_k(*s2k);
   if (args.Has("history")) req.set_tense(v1::FULL);
   std::string mode = args.Get("mode", "pipeline");
+  if (args.Has("fresh")) {
+    req.set_fresh(true);
+    auto ft = UintFlag(args, "fresh-timeout-ms", 0);
+    if (!ft.ok()) return Fail(ft.status());
+    req.set_fresh_timeout_ms(static_cast<uint32_t>(*ft));
+  }
   if (mode == "bm25") req.set_mode(v1::BM25_ONLY);
   else if (mode == "dense") req.set_mode(v1::DENSE_ONLY);
   else if (mode != "pipeline") return Usage("query: --mode is pipeline, bm25 or dense");
@@ -375,6 +383,12 @@ int CmdQuery(client::Client* c, const Args& args) {
                 p.tense() == v1::FULL ? "full history" : "current state",
                 p.source().empty() ? ""
                                    : (" | " + p.source() + "'s view of " + p.owner()).c_str());
+    const auto& f = resp->freshness();
+    std::printf("   memory: derived through #%llu of #%llu (%llu messages, %.0f s behind)%s\n",
+                static_cast<unsigned long long>(f.derived_through_seq()),
+                static_cast<unsigned long long>(f.newest_seq()),
+                static_cast<unsigned long long>(f.lag_messages()), f.lag_ms() / 1000.0,
+                f.waited() ? ", waited for the Writer" : "");
   }
   if (resp->evidence_size() > 0) {
     std::printf("\n  %-3s %-7s %-16s %-12s %-10s %s\n", "#", "score", "time", "speaker", "id",
@@ -384,9 +398,9 @@ int CmdQuery(client::Client* c, const Args& args) {
       const auto& m = e.message();
       std::string text = m.text();
       if (text.size() > 90) text = text.substr(0, 87) + "...";
-      std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s\n", ++i, e.score(),
+      std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s%s\n", ++i, e.score(),
                   ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(),
-                  m.message_id().c_str(), text.c_str());
+                  m.message_id().c_str(), e.newer_than_memory() ? "* " : "", text.c_str());
     }
   }
   bool any_row = false;

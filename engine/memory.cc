@@ -399,6 +399,10 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   if (params.end_ms != 0 && params.start_ms >= params.end_ms) {
     return absl::InvalidArgumentError("end_ms: must be greater than start_ms");
   }
+  if (params.fresh) {
+    SM_RETURN_IF_ERROR(CheckChannel(params.channel));
+    SM_RETURN_IF_ERROR(writer_->Flush(params.channel, /*wait=*/true, params.fresh_timeout));
+  }
   retrieval::PipelineRequest req;
   req.channel = params.channel;
   req.question = params.question;
@@ -415,6 +419,7 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   req.options = params.options;
   QueryResult result;
   SM_ASSIGN_OR_RETURN(result.pipeline, pipeline_->Run(req));
+  result.pipeline.freshness.waited = params.fresh;
   if (result.pipeline.answer) {
     result.answer = result.pipeline.answer->answer;
     result.abstained = result.pipeline.answer->abstained;

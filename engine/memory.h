@@ -92,6 +92,10 @@ struct QueryParams {
   std::vector<std::string> options;  // multiple choice: LETTER: text
   // Overrides the recall constants for this query (evaluation sweeps).
   std::optional<retrieval::RecallParams> recall;
+  // Strict freshness: wait up to fresh_timeout for the Writer to derive
+  // every message stored so far before retrieving.
+  bool fresh = false;
+  std::chrono::milliseconds fresh_timeout{30000};
 };
 
 struct QueryResult {
@@ -211,6 +215,9 @@ class Memory {
   // Runs the query pipeline (DESIGN 3) and, with `answer`, the Answer stage
   // on the composed evidence. NOT_FOUND for an unknown channel,
   // INVALID_ARGUMENT for an empty question or an inverted time range.
+  // INVALID_ARGUMENT for a bad range or question, NOT_FOUND for an unknown
+  // channel; with `fresh`, DEADLINE_EXCEEDED when the Writer has not caught
+  // up within fresh_timeout (UNAVAILABLE while it stops).
   absl::StatusOr<QueryResult> Query(const QueryParams& params, bool answer = true);
 
   // See WriterService::Flush. NOT_FOUND for an unknown channel.

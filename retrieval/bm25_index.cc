@@ -194,6 +194,7 @@ void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
 bool Bm25Index::Admits(uint32_t doc, const LexicalQuery& q,
                        const std::vector<uint32_t>& only) const {
   const int64_t ts = timestamps_[doc];
+  if (seqs_[doc] <= q.after_seq && q.after_seq != 0) return false;
   if (q.start_ms != 0 && ts < q.start_ms) return false;
   if (q.end_ms != 0 && ts >= q.end_ms) return false;
   return only.empty() || std::find(only.begin(), only.end(), speakers_[doc]) != only.end();

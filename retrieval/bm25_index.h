@@ -62,6 +62,8 @@ struct LexicalQuery {
   size_t k = 10;
   int64_t start_ms = 0;  // inclusive; 0 = unbounded
   int64_t end_ms = 0;    // exclusive; 0 = unbounded
+  // Only messages with a larger seq count (0: all).
+  uint64_t after_seq = 0;
   // Non-empty: only messages said by one of these speaker ids count.
   std::vector<std::string> only_speakers;
   // Speaker ids the query names, matched against the speaker field.

@@ -234,6 +234,9 @@ constexpr char kAnswerSystem[] =
     "provided the information and its owner is whom it is about. Never present a group "
     "decision or consensus (owner GROUP) as a person's own stance, nor one person's view "
     "as the group's. Prefer the latest state unless the question asks about the past. "
+    "Messages marked NEWER THAN MEMORY were said after the newest record was written: "
+    "when such a message and a record speak to the same matter, the message is the "
+    "current state, so answer from it and say that it is newer than what memory holds. "
     "When the evidence does not answer the question, set abstain to true and say that "
     "you do not know. cited: the ids of the evidence items the answer rests on.";
 
@@ -250,8 +253,9 @@ class ModelAnswer final : public AnswerStage {
     absl::StrAppend(&user, "Evidence:\n");
     for (const auto& e : in.evidence) {
       if (e.layer.empty()) {
-        absl::StrAppend(&user, "- id=", e.id, " message, ", When(e.timestamp_ms), ", ",
-                        e.speaker, " said: ", e.text, "\n");
+        absl::StrAppend(&user, "- id=", e.id, " message",
+                        e.newer_than_memory ? " (NEWER THAN MEMORY)" : "", ", ",
+                        When(e.timestamp_ms), ", ", e.speaker, " said: ", e.text, "\n");
       } else {
         absl::StrAppend(&user, "- id=", e.id, " record (", e.layer, "), about ", e.owner,
                         ", source ", e.speaker, ", ", When(e.timestamp_ms), ": ", e.text,

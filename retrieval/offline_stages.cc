@@ -345,6 +345,18 @@ std::string ShortTime(int64_t ms) {
 
 class OfflineAnswer final : public AnswerStage {
  public:
+  // A newer-than-memory message overrides the best item when its lexical
+  // match is at least this share of the best item's and the two share at
+  // least this Jaccard overlap of content words.
+  static constexpr double kNewerShare = 0.7;
+  static constexpr double kSameMatter = 0.2;
+
+  static std::set<std::string> ContentStems(const std::string& text) {
+    std::set<std::string> out;
+    for (const auto& t : ContentTokens(text)) out.insert(Stem(t));
+    return out;
+  }
+
   absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
     std::vector<std::string> texts;
     for (const auto& e : in.evidence) texts.push_back(e.text);
@@ -359,12 +371,13 @@ class OfflineAnswer final : public AnswerStage {
     }
     double best = 0, max_score = 0;
     int best_i = -1;
-    std::vector<double> scores(in.evidence.size(), 0.0);
+    std::vector<double> scores(in.evidence.size(), 0.0), lexical(in.evidence.size(), 0.0);
     for (const auto& e : in.evidence) max_score = std::max(max_score, e.score);
     for (size_t i = 0; i < in.evidence.size(); ++i) {
       const EvidenceItem& e = in.evidence[i];
       // Who said it counts: "What does Bob like?" is answered by Bob's words.
       double s = LexicalScore(StemmedTokens(absl::StrCat(e.speaker, " ", e.text)), weights);
+      lexical[i] = s;
       // Never let a group conclusion stand in for a person's own stance;
       // for a question about the group's state, its records come first.
       if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
@@ -428,9 +441,38 @@ class OfflineAnswer final : public AnswerStage {
       if (call != nullptr) call->note = "offline multiple choice";
       return out;
     }
+    // Freshness: a message said after the Writer's cursor is newer than
+    // every record. When one answers the question about as well as the best
+    // item (a record, or an older message) and speaks to the same matter
+    // (shares enough of its words), it is the current word.
+    int newer_i = -1;
+    if (best_i >= 0 && !in.evidence[best_i].newer_than_memory) {
+      const std::set<std::string> old_words = ContentStems(in.evidence[best_i].text);
+      double best_overlap = kSameMatter;
+      for (size_t i = 0; i < in.evidence.size(); ++i) {
+        const EvidenceItem& e = in.evidence[i];
+        if (!e.newer_than_memory || lexical[i] < kNewerShare * lexical[best_i]) continue;
+        const std::set<std::string> words = ContentStems(e.text);
+        size_t common = 0;
+        for (const auto& w : words) common += old_words.count(w);
+        const double jaccard =
+            static_cast<double>(common) /
+            static_cast<double>(std::max<size_t>(1, words.size() + old_words.size() - common));
+        if (jaccard >= best_overlap) {
+          best_overlap = jaccard;
+          newer_i = static_cast<int>(i);
+        }
+      }
+    }
     if (best_i < 0 || best < 0.3) {
       out.abstained = true;
       out.answer = "I don't know: the evidence does not answer that.";
+    } else if (newer_i >= 0) {
+      const EvidenceItem& n = in.evidence[newer_i];
+      const EvidenceItem& old = in.evidence[best_i];
+      out.answer = absl::StrCat(n.speaker, " (", ShortTime(n.timestamp_ms), "): \"", n.text,
+                                "\" [newer than memory, which still says: \"", old.text, "\"]");
+      out.cited_ids = {n.id, old.id};
     } else {
       const EvidenceItem& e = in.evidence[best_i];
       if (e.layer.empty()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <set>
 #include <unordered_map>
@@ -470,11 +471,32 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   return absl::OkStatus();
 }
 
+absl::Status QueryPipeline::MeasureFreshness(const storage::ChannelRef& channel,
+                                             const storage::ChannelInfo& info,
+                                             Freshness* f) {
+  SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(channel));
+  f->newest_seq = info.last_seq;
+  f->derived_through_seq = std::min(state.cursor_seq, info.last_seq);
+  f->lag_messages = f->newest_seq - f->derived_through_seq;
+  if (f->lag_messages == 0) return absl::OkStatus();
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Message> ends,
+                      store_->GetMessagesBySeq(channel, {f->derived_through_seq + 1, f->newest_seq}));
+  int64_t oldest = INT64_MAX, newest = INT64_MIN;
+  for (const auto& m : ends) {
+    oldest = std::min(oldest, m.timestamp_ms);
+    newest = std::max(newest, m.timestamp_ms);
+  }
+  if (!ends.empty()) f->lag_ms = std::max<int64_t>(0, newest - oldest);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   if (req.question.empty()) return absl::InvalidArgumentError("question: must not be empty");
   if (req.budgets.s1_top_k == 0) return absl::InvalidArgumentError("budgets.s1_top_k: must be > 0");
-  SM_RETURN_IF_ERROR(store_->GetChannelInfo(req.channel).status());
+  SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(req.channel));
   PipelineResult out;
+  SM_RETURN_IF_ERROR(MeasureFreshness(req.channel, info, &out.freshness));
+  const uint64_t cursor = out.freshness.derived_through_seq;
 
   // 1. Project.
   SM_ASSIGN_OR_RETURN(std::vector<storage::RosterEntry> roster_entries,
@@ -526,6 +548,29 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     if (!InRange(m.timestamp_ms, req.start_ms, req.end_ms)) continue;
     if (pool.size() >= pool_n) break;
     pool.push_back(std::move(m));
+  }
+
+  // The unwritten tail is always a candidate: its messages that match the
+  // question join the pool even below the recall cut (they are newer than
+  // every record, so memory cannot stand in for them).
+  if (out.freshness.lag_messages > 0 && req.mode == RecallMode::kHybrid && req.stages) {
+    std::set<uint64_t> have;
+    for (const auto& m : pool) have.insert(m.seq);
+    LexicalQuery tail;
+    tail.text = req.question;
+    tail.k = pool_n;
+    tail.start_ms = req.start_ms;
+    tail.end_ms = req.end_ms;
+    tail.after_seq = cursor;
+    tail.params = (req.recall ? *req.recall : recall_).lexical;
+    tail.named_speakers = row_ids;
+    std::vector<uint64_t> extra;
+    for (const auto& h : lexical_->Search(req.channel, tail)) {
+      if (!have.count(h.seq)) extra.push_back(h.seq);
+    }
+    SM_ASSIGN_OR_RETURN(std::vector<storage::Message> more,
+                        store_->GetMessagesBySeq(req.channel, extra));
+    for (auto& m : more) pool.push_back(std::move(m));
   }
 
   // 3. Select, Expand (then select again over the grown pool),
@@ -609,6 +654,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     const storage::Message& m = pool[order[rank]];
     RetrievedMessage rm;
     rm.message = m;
+    rm.newer_than_memory = m.seq > cursor;
     auto it = recall_score.find(m.seq);
     rm.score = it == recall_score.end() ? 0 : it->second;
     rm.why = expanded.count(m.seq) ? absl::StrCat("expanded, rank ", rank + 1)
@@ -634,7 +680,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     for (const auto& rm : out.s1) {
       const auto& m = rm.message;
       in.evidence.push_back(EvidenceItem{m.message_id, "S1", m.speaker, m.speaker_id, "", "",
-                                         m.timestamp_ms, m.text, rm.score});
+                                         m.timestamp_ms, m.text, rm.score,
+                                         rm.newer_than_memory});
     }
     for (const auto& row : out.s2) {
       for (const auto& r : row.records) {

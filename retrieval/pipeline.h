@@ -88,6 +88,7 @@ struct S2Row {
 };
 
 struct PipelineResult {
+  Freshness freshness;
   Projection projection;
   std::vector<RetrievedMessage> s1;  // at most s1_top_k, best first
   std::vector<S2Row> s2;
@@ -119,6 +120,9 @@ class QueryPipeline {
   absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
                                                 const std::vector<std::string>& row_ids,
                                                 PipelineResult* out);
+  // The channel's derivation lag (Writer cursor against the newest message).
+  absl::Status MeasureFreshness(const storage::ChannelRef& channel,
+                                const storage::ChannelInfo& info, Freshness* f);
   // Appends the anchors' neighbouring turns (same session, in range) that
   // are not in the pool yet.
   absl::Status Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,

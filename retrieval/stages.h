@@ -116,6 +116,8 @@ struct EvidenceItem {
   int64_t timestamp_ms = 0;
   std::string text;
   double score = 0;  // retrieval score; the offline answerer uses it to break ties
+  // System 1 only: said after the Writer cursor, newer than every record.
+  bool newer_than_memory = false;
 };
 
 struct AnswerInput {

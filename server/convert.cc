@@ -195,7 +195,14 @@ void ToProto(const engine::QueryResult& r, const std::string& channel,
     ToProto(rm.message, channel, e->mutable_message());
     e->set_score(rm.score);
     e->set_why(rm.why);
+    e->set_newer_than_memory(rm.newer_than_memory);
   }
+  auto* f = out->mutable_freshness();
+  f->set_newest_seq(p.freshness.newest_seq);
+  f->set_derived_through_seq(p.freshness.derived_through_seq);
+  f->set_lag_messages(p.freshness.lag_messages);
+  f->set_lag_ms(p.freshness.lag_ms);
+  f->set_waited(p.freshness.waited);
   for (const auto& row : p.s2) {
     auto* er = out->add_rows();
     er->set_row(row.row);

@@ -74,6 +74,25 @@ ServerMetrics::ServerMetrics(prometheus::Registry* r)
                         .Help("Query pipeline time by stage (project, s1_bm25, s1_dense, select, "
                               "expand, s2_rows, answer, ...).")
                         .Register(*r);
+  lag_messages_ = &prometheus::BuildHistogram()
+                       .Name("speakermem_query_derivation_lag_messages")
+                       .Help("Messages of the queried channel not yet derived by the Writer, "
+                             "observed at each Query and Retrieve.")
+                       .Register(*r)
+                       .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 5, 10, 25, 50,
+                                                                        100, 250, 1000, 10000});
+  lag_seconds_ = &prometheus::BuildHistogram()
+                      .Name("speakermem_query_derivation_lag_seconds")
+                      .Help("Message time spanned by the queried channel's unwritten tail, "
+                            "observed at each Query and Retrieve.")
+                      .Register(*r)
+                      .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 5, 10, 30, 60, 120,
+                                                                       300, 900, 3600});
+}
+
+void ServerMetrics::ObserveDerivationLag(uint64_t messages, double seconds) {
+  lag_messages_->Observe(static_cast<double>(messages));
+  lag_seconds_->Observe(seconds);
 }
 
 void ServerMetrics::ObserveQueryStage(const std::string& stage, double seconds) {

@@ -27,6 +27,8 @@ class ServerMetrics {
   void ObserveRpc(const std::string& method, const std::string& code, double seconds);
   // One query pipeline stage's latency (Query and Retrieve traces).
   void ObserveQueryStage(const std::string& stage, double seconds);
+  // The queried channel's derivation lag (Query and Retrieve).
+  void ObserveDerivationLag(uint64_t messages, double seconds);
   void CountIngest(uint64_t stored, uint64_t duplicates);
   void CountIngestRejected(uint64_t batches);
   void SetReady(bool ready);
@@ -35,6 +37,8 @@ class ServerMetrics {
  private:
   prometheus::Family<prometheus::Histogram>& rpc_latency_;
   prometheus::Family<prometheus::Histogram>* stage_latency_ = nullptr;
+  prometheus::Histogram* lag_messages_ = nullptr;
+  prometheus::Histogram* lag_seconds_ = nullptr;
   prometheus::Counter& ingested_;
   prometheus::Counter& duplicates_;
   prometheus::Counter& rejected_batches_;

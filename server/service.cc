@@ -515,6 +515,15 @@ class Service final : public ServiceBase {
       default:
         p.mode = retrieval::RecallMode::kHybrid;
     }
+    if (req.fresh()) {
+      p.fresh = true;
+      auto wait = std::chrono::milliseconds(req.fresh_timeout_ms() == 0 ? 30000
+                                                                         : req.fresh_timeout_ms());
+      // Within the call's deadline too (gRPC's "infinite" deadline is far off).
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          ctx->deadline() - std::chrono::system_clock::now());
+      p.fresh_timeout = std::max(std::chrono::milliseconds(0), std::min(wait, left));
+    }
     std::unique_ptr<Limiter::QuerySlot> slot;
     if (absl::Status s = limiter_->AcquireQuery(&slot); !s.ok()) return s;
     if (query_models_ && (p.stages || answer)) {
@@ -527,6 +536,8 @@ class Service final : public ServiceBase {
       tokens += t.tokens_in + t.tokens_out;
       metrics_->ObserveQueryStage(t.stage, t.latency_ms / 1000.0);
     }
+    metrics_->ObserveDerivationLag(r->pipeline.freshness.lag_messages,
+                                   r->pipeline.freshness.lag_ms / 1000.0);
     limiter_->AddTokens(p.channel.tenant, tokens);
     ToProto(*r, req.channel(), req.question(), resp);
     return absl::OkStatus();
