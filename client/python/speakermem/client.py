@@ -78,6 +78,7 @@ class Evidence:
     timestamp_ms: int
     score: float
     why: str
+    newer_than_memory: bool = False  # said after the Writer's cursor
 
 
 @dataclasses.dataclass
@@ -109,6 +110,8 @@ class QueryResult:
     rows: List[Row]
     cited_ids: List[str]
     trace: List[Dict[str, Any]]
+    # newest_seq, derived_through_seq, lag_messages, lag_ms, waited
+    freshness: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -120,8 +123,8 @@ class DeletionCounts:
     transitions_deleted: int
 
 
-def _evidence(m, score: float = 0.0, why: str = "") -> Evidence:
-    return Evidence(m.message_id, m.seq, m.speaker, m.text, m.timestamp_ms, score, why)
+def _evidence(m, score: float = 0.0, why: str = "", newer: bool = False) -> Evidence:
+    return Evidence(m.message_id, m.seq, m.speaker, m.text, m.timestamp_ms, score, why, newer)
 
 
 def _record(r) -> Record:
@@ -245,11 +248,15 @@ class Memory:
 
     def query(self, question: str, channel: Optional[str] = None, *, asker: str = "",
               top_k: int = 0, s2_k: int = 0, options: Sequence[str] = (),
-              answer: bool = True) -> QueryResult:
+              answer: bool = True, fresh: bool = False,
+              fresh_timeout_ms: int = 0) -> QueryResult:
         """Answers `question` from the channel's memory (answer=False:
-        evidence only, the Retrieve RPC)."""
+        evidence only, the Retrieve RPC). fresh=True waits for the Writer to
+        derive every stored message first (DEADLINE_EXCEEDED past
+        fresh_timeout_ms)."""
         ch = self._ch(channel)
-        req = pb.QueryRequest(channel=ch, question=question, asker=asker, options=list(options))
+        req = pb.QueryRequest(channel=ch, question=question, asker=asker, options=list(options),
+                              fresh=fresh, fresh_timeout_ms=fresh_timeout_ms)
         if top_k:
             req.budgets.s1_top_k = top_k
         if s2_k:
@@ -261,9 +268,13 @@ class Memory:
         trace = [{"stage": t.stage, "latency_ms": t.latency_ms, "model_calls": t.model_calls,
                   "tokens_in": t.tokens_in, "tokens_out": t.tokens_out, "note": t.note}
                  for t in r.trace]
+        f = r.freshness
+        freshness = {"newest_seq": f.newest_seq, "derived_through_seq": f.derived_through_seq,
+                     "lag_messages": f.lag_messages, "lag_ms": f.lag_ms, "waited": f.waited}
         return QueryResult(r.answer, r.abstained,
-                           [_evidence(e.message, e.score, e.why) for e in r.evidence],
-                           rows, list(r.cited_ids), trace)
+                           [_evidence(e.message, e.score, e.why, e.newer_than_memory)
+                            for e in r.evidence],
+                           rows, list(r.cited_ids), trace, freshness)
 
     def retrieve(self, question: str, channel: Optional[str] = None, **kw) -> QueryResult:
         return self.query(question, channel, answer=False, **kw)

@@ -66,6 +66,10 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(any("Lisbon" in e.text for e in res.evidence))
         self.assertTrue(res.rows)
         self.assertTrue(any(t["stage"] == "s1_bm25" for t in res.trace))
+        self.assertEqual(res.freshness["lag_messages"], 0)  # flushed above
+        self.assertEqual(res.freshness["newest_seq"], 30)
+        self.assertFalse(any(e.newer_than_memory for e in res.evidence))
+        self.assertTrue(self.mem.query("Where is the offsite venue?", fresh=True).freshness["waited"])
         ev = self.mem.retrieve("budget", top_k=3)
         self.assertEqual(ev.answer, "")
         self.assertLessEqual(len(ev.evidence), 3)
