@@ -40,7 +40,8 @@ Memory::Memory(const MemoryOptions& options, Clock* clock,
       vectors_(std::make_unique<retrieval::VectorIndex>(options.vectors)),
       stages_(std::move(stages)),
       pipeline_(std::make_unique<retrieval::QueryPipeline>(store_.get(), lexical_.get(),
-                                                           vectors_.get(), &stages_, options.recall)) {}
+                                                           vectors_.get(), &stages_, options.recall,
+                                                           options.rows)) {}
 
 Memory::~Memory() {
   if (writer_) writer_->Stop();
@@ -415,6 +416,7 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   req.stages = params.stages;
   req.system2 = params.system2;
   req.recall = params.recall;
+  req.rows = params.rows;
   req.answer = answer;
   req.options = params.options;
   QueryResult result;

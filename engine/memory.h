@@ -57,6 +57,8 @@ struct MemoryOptions {
   // System 1 recall constants (stemming, speaker field, context, feedback,
   // dense weight). Defaults: chosen by leave-one-conversation-out.
   retrieval::RecallParams recall;
+  // System 2 row floors. Defaults: chosen by leave-one-conversation-out.
+  retrieval::RowParams rows;
   // Where shards are saved between runs (a cache of the vectors column
   // family). Default: "<store path>.shards".
   std::string shard_dir;
@@ -92,6 +94,7 @@ struct QueryParams {
   std::vector<std::string> options;  // multiple choice: LETTER: text
   // Overrides the recall constants for this query (evaluation sweeps).
   std::optional<retrieval::RecallParams> recall;
+  std::optional<retrieval::RowParams> rows;
   // Strict freshness: wait up to fresh_timeout for the Writer to derive
   // every message stored so far before retrieving.
   bool fresh = false;

@@ -227,18 +227,25 @@ class ModelSufficiency final : public SufficiencyStage {
 // ------------------------------------------------------------------- Answer
 
 constexpr char kAnswerSystem[] =
-    "You answer a question about a group chat using only the evidence given. Answer with "
-    "a single JSON object and no other text:\n"
+    "You answer a question about a group chat using only the evidence pack given. Answer "
+    "with a single JSON object and no other text:\n"
     "{\"answer\": \"...\", \"abstain\": true or false, \"cited\": [\"ids\"]}\n"
-    "Rules: use nothing but the evidence. Keep who said what: a record's source is who "
-    "provided the information and its owner is whom it is about. Never present a group "
-    "decision or consensus (owner GROUP) as a person's own stance, nor one person's view "
-    "as the group's. Prefer the latest state unless the question asks about the past. "
-    "Messages marked NEWER THAN MEMORY were said after the newest record was written: "
-    "when such a message and a record speak to the same matter, the message is the "
-    "current state, so answer from it and say that it is newer than what memory holds. "
-    "When the evidence does not answer the question, set abstain to true and say that "
-    "you do not know. cited: the ids of the evidence items the answer rests on.";
+    "How to read the pack: 'Conversation excerpts' are messages verbatim, each with its id "
+    "in brackets, time and speaker. 'Memory, by row' is what was derived about each person "
+    "and about the group: each cell has its id, layer, who provided it when that is not "
+    "the person themself ('from X'), its time, and 'current' or 'history (superseded)'. "
+    "Rules: use nothing but the pack. A cell marked GROUP CONCLUSION is the group's "
+    "decision or norm, never one person's own stance; a person's cell is never the "
+    "group's. 'said by X about Y' is X's claim about Y, not Y's own word. A row written "
+    "'(none)' means memory holds nothing relevant for that person: read it as evidence that "
+    "they did not address the matter. A 'verbatim message (no record)' cell is the person's "
+    "own words. For the current state use 'current' cells and the latest messages; use "
+    "'history' cells only when the question asks what changed or what was true before. A "
+    "message marked NEWER THAN MEMORY was said after memory was last written: when it and "
+    "a cell speak to the same matter, the message is the current state; answer from it "
+    "and say that it is newer than what memory holds. Be concise: one or two sentences. "
+    "When the pack does not answer the question, set abstain to true and answer exactly: "
+    "\"I don't know: the evidence does not answer that.\" cited: the ids the answer rests on.";
 
 class ModelAnswer final : public AnswerStage {
  public:
@@ -250,8 +257,12 @@ class ModelAnswer final : public AnswerStage {
       absl::StrAppend(&user, "Options (answer with exactly one, as \"LETTER: text\"):\n");
       for (const auto& o : in.options) absl::StrAppend(&user, "  ", o, "\n");
     }
-    absl::StrAppend(&user, "Evidence:\n");
-    for (const auto& e : in.evidence) {
+    if (!in.pack.empty()) {
+      absl::StrAppend(&user, "\n", in.pack);
+    } else {
+      absl::StrAppend(&user, "Evidence:\n");
+    }
+    for (const auto& e : in.pack.empty() ? in.evidence : std::vector<EvidenceItem>{}) {
       if (e.layer.empty()) {
         absl::StrAppend(&user, "- id=", e.id, " message",
                         e.newer_than_memory ? " (NEWER THAN MEMORY)" : "", ", ",

@@ -11,43 +11,21 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "retrieval/compose.h"
+#include "retrieval/pipeline_internal.h"
 #include "retrieval/text.h"
 #include "retrieval/tokenizer.h"
 
 namespace speakermem::retrieval {
-namespace {
 
-using Clock = std::chrono::steady_clock;
+using internal::Clock;
+using internal::InRange;
+using internal::Trace;
+
+namespace {
 
 // Reciprocal rank fusion constant (Cormack et al. 2009).
 constexpr double kRrfK = 60.0;
-
-double Ms(Clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
-}
-
-void Trace(PipelineResult* out, const std::string& stage, Clock::time_point start,
-           const StageCall& call, std::string note = "") {
-  StageTrace t;
-  t.stage = stage;
-  t.latency_ms = Ms(start);
-  t.model_calls = call.model_calls;
-  t.tokens_in = call.usage.tokens_in;
-  t.tokens_out = call.usage.tokens_out;
-  t.note = note.empty() ? call.note : note;
-  if (call.fell_back && note.empty()) t.note = call.note;
-  out->trace.push_back(std::move(t));
-}
-
-bool InRange(int64_t ts, int64_t start, int64_t end) {
-  return (start == 0 || ts >= start) && (end == 0 || ts < end);
-}
-
-double Dot(const std::vector<float>& a, const std::vector<float>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += a[i] * b[i];
-  return s;
-}
 
 }  // namespace
 
@@ -72,8 +50,13 @@ LexicalParams RecallParams::DefaultLexicalParams() {
 
 QueryPipeline::QueryPipeline(storage::Store* store, const LexicalIndex* lexical,
                              const VectorIndex* vectors, const QueryStages* stages,
-                             RecallParams recall)
-    : store_(store), lexical_(lexical), vectors_(vectors), stages_(stages), recall_(recall) {}
+                             RecallParams recall, RowParams rows)
+    : store_(store),
+      lexical_(lexical),
+      vectors_(vectors),
+      stages_(stages),
+      recall_(recall),
+      rows_(rows) {}
 
 void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
                                     const std::string& record_id, std::vector<float> v) {
@@ -169,305 +152,6 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
       if (have.insert(m.seq).second) pool->push_back(std::move(m));
     }
   }
-  return absl::OkStatus();
-}
-
-namespace {
-
-void Unlink(std::vector<size_t>* v, size_t i) {
-  v->erase(std::remove(v->begin(), v->end(), i), v->end());
-}
-
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
-    const storage::ChannelRef& ch, StageCall* call) {
-  // Taken before reading the state: a later ticket saw a later state.
-  const uint64_t ticket = ++build_ticket_;
-  SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
-  std::shared_ptr<const RecordSnapshot> prev;
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = snapshots_.find(ch);
-    if (it != snapshots_.end()) prev = it->second;
-  }
-  if (prev != nullptr && prev->next_record == state.next_record) return prev;
-
-  // Records are append-only per channel: when the previous snapshot's last
-  // record is still there unchanged, read only the newer ones and apply
-  // their chain links; otherwise (re-derivation, first use) read all.
-  std::vector<storage::Record> fresh;
-  bool incremental = false;
-  if (prev != nullptr && prev->next_record < state.next_record && !prev->records.empty()) {
-    const storage::Record& last = prev->records.back();
-    absl::StatusOr<storage::Record> now = store_->GetRecord(ch, last.record_id);
-    if (now.ok() && now->content == last.content && now->writer_pos == last.writer_pos) {
-      storage::RecordQuery q;
-      q.include_superseded = true;
-      q.limit = UINT32_MAX;
-      q.after_id = last.record_id;
-      SM_ASSIGN_OR_RETURN(fresh, store_->ListRecords(ch, q));
-      incremental = true;
-      for (const auto& r : fresh) {
-        for (const auto& old : r.supersedes) {
-          bool known = prev->by_id.count(old) > 0 ||
-                       std::any_of(fresh.begin(), fresh.end(),
-                                   [&](const storage::Record& f) { return f.record_id == old; });
-          if (!known) incremental = false;
-        }
-      }
-    }
-  }
-  auto snap = incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
-  snap->next_record = state.next_record;
-  snap->ticket = ticket;
-  size_t first_new = 0;
-  if (incremental) {
-    first_new = snap->records.size();
-    for (auto& r : fresh) snap->records.push_back(std::move(r));
-  } else {
-    storage::RecordQuery q;
-    q.include_superseded = true;
-    q.limit = UINT32_MAX;
-    SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
-    snap->tokens.clear();
-    snap->vectors.clear();
-  }
-  const size_t n = snap->records.size();
-  snap->vectors.resize(n);
-  std::vector<size_t> missing;
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    for (size_t i = first_new; i < n; ++i) {
-      auto it = record_vectors_.find({ch, snap->records[i].record_id});
-      if (it != record_vectors_.end()) {
-        snap->vectors[i] = it->second;
-      } else {
-        missing.push_back(i);
-      }
-    }
-  }
-  // Embed the records not seen before in batches; keep them in the store.
-  for (size_t off = 0; off < missing.size(); off += 256) {
-    std::vector<std::string> texts;
-    std::vector<uint64_t> ids;
-    size_t end = std::min(missing.size(), off + 256);
-    for (size_t j = off; j < end; ++j) {
-      texts.push_back(snap->records[missing[j]].content);
-      ids.push_back(RecordNumber(snap->records[missing[j]].record_id));
-    }
-    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> v, stages_->embed->Embed(texts, call));
-    (void)store_->PutVectors(ch, storage::Store::VectorKind::kRecord, ids, v);
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    for (size_t j = off; j < end; ++j) {
-      auto shared = std::make_shared<const std::vector<float>>(std::move(v[j - off]));
-      snap->vectors[missing[j]] = shared;
-      record_vectors_[{ch, snap->records[missing[j]].record_id}] = shared;
-    }
-  }
-  for (size_t i = first_new; i < n; ++i) {
-    const storage::Record& r = snap->records[i];
-    std::vector<std::string> toks = StemmedTokens(r.content);
-    std::sort(toks.begin(), toks.end());
-    toks.erase(std::unique(toks.begin(), toks.end()), toks.end());
-    snap->tokens.push_back(std::move(toks));
-    snap->by_id[r.record_id] = i;
-    if (r.active()) {
-      snap->heads_by_owner[r.owner].push_back(i);
-      snap->heads_by_source[r.source].push_back(i);
-      for (const auto& tkn : snap->tokens.back()) {
-        if (!IsStopword(tkn)) snap->postings[tkn].push_back(i);
-      }
-    }
-  }
-  if (incremental) {
-    // The new records' chain links: their predecessors stop being heads.
-    for (size_t i = first_new; i < n; ++i) {
-      for (const auto& old_id : snap->records[i].supersedes) {
-        size_t o = snap->by_id.at(old_id);
-        storage::Record& old = snap->records[o];
-        if (!old.active()) continue;
-        old.superseded_by = snap->records[i].record_id;
-        Unlink(&snap->heads_by_owner[old.owner], o);
-        Unlink(&snap->heads_by_source[old.source], o);
-        for (const auto& tkn : snap->tokens[o]) {
-          auto p = snap->postings.find(tkn);
-          if (p != snap->postings.end()) Unlink(&p->second, o);
-        }
-      }
-    }
-  }
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  // A concurrent build (query or warm-up) may have stored a newer one.
-  auto floor = min_ticket_.find(ch);
-  if (floor != min_ticket_.end() && snap->ticket <= floor->second) return std::shared_ptr<const RecordSnapshot>(snap);
-  auto& slot = snapshots_[ch];
-  if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
-  return std::shared_ptr<const RecordSnapshot>(snap);
-}
-
-absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
-                                      const std::vector<RosterMember>& roster,
-                                      PipelineResult* out) {
-  auto t = Clock::now();
-  StageCall call;
-  const Projection& p = out->projection;
-  const bool full = p.tense == Tense::kFull;
-  // Rows: ALL = every member, GROUP, names.
-  std::vector<std::string> rows;
-  auto add_row = [&](const std::string& r) {
-    if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
-  };
-  for (const auto& r : p.rows) {
-    if (r == kRowAll) {
-      for (const auto& m : roster) add_row(m.speaker_id);
-    } else {
-      add_row(r);
-    }
-  }
-  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call));
-  const std::vector<storage::Record>& records = snap->records;
-  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
-                      stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
-  std::vector<std::string> issue_tokens = StemmedTokens(p.issue + " " + req.question);
-  std::set<std::string> issue_set;
-  for (auto& tkn : issue_tokens) {
-    if (!IsStopword(tkn)) issue_set.insert(tkn);
-  }
-  // Similarity of a record to the issue: half dense, half lexical overlap
-  // (the share of issue words the record contains). Memoised: a record can
-  // be a candidate of two rows (owner and source).
-  std::unordered_map<size_t, double> scored;
-  auto score = [&](size_t i) {
-    auto memo = scored.find(i);
-    if (memo != scored.end()) return memo->second;
-    const std::vector<std::string>& toks = snap->tokens[i];  // sorted, unique
-    double lex = 0;
-    for (const auto& tkn : issue_set) lex += std::binary_search(toks.begin(), toks.end(), tkn);
-    lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
-    const auto& vec = snap->vectors[i];
-    double v = 0.5 * (vec ? Dot(*vec, issue_v.front()) : 0.0) + 0.5 * lex;
-    scored.emplace(i, v);
-    return v;
-  };
-  static const std::vector<size_t> kNone;
-  auto bucket = [&](const std::map<std::string, std::vector<size_t>>& m, const std::string& key)
-      -> const std::vector<size_t>& {
-    auto it = m.find(key);
-    return it == m.end() ? kNone : it->second;
-  };
-  // Candidates: heads sharing a word with the issue, plus each bucket's most
-  // recent heads (so a purely semantic match among recent state still
-  // counts); scoring stays proportional to those, not to the channel.
-  constexpr size_t kRecentPerBucket = 64;
-  // Rarest issue words first, the most recent heads of each, up to a
-  // thousand heads: words on most heads say little about which ones matter,
-  // and scoring stays bounded however large the channel grows.
-  constexpr size_t kMaxLexicalHits = 1000;
-  std::vector<const std::vector<size_t>*> lists;
-  for (const auto& tkn : issue_set) {
-    auto it = snap->postings.find(tkn);
-    if (it != snap->postings.end()) lists.push_back(&it->second);
-  }
-  std::sort(lists.begin(), lists.end(),
-            [](const auto* a, const auto* b) { return a->size() < b->size(); });
-  std::unordered_set<size_t> lexical_hits;
-  for (const auto* l : lists) {
-    for (auto it = l->rbegin(); it != l->rend() && lexical_hits.size() < kMaxLexicalHits; ++it) {
-      lexical_hits.insert(*it);
-    }
-  }
-  // The hits by the bucket they fall in, so a row looks only at its own.
-  std::unordered_map<std::string, std::vector<size_t>> hits_by_owner, hits_by_source;
-  for (size_t i : lexical_hits) {
-    hits_by_owner[records[i].owner].push_back(i);
-    hits_by_source[records[i].source].push_back(i);
-  }
-  auto candidates = [&](const std::vector<size_t>& bucket_ids,
-                        const std::unordered_map<std::string, std::vector<size_t>>& hits,
-                        const std::string& key) {
-    std::vector<size_t> c;
-    size_t from = bucket_ids.size() > kRecentPerBucket ? bucket_ids.size() - kRecentPerBucket : 0;
-    for (size_t j = from; j < bucket_ids.size(); ++j) c.push_back(bucket_ids[j]);
-    auto h = hits.find(key);
-    if (from > 0 && h != hits.end()) {
-      // Older heads with an issue word (the recent ones are in already).
-      const size_t oldest_recent = bucket_ids[from];
-      for (size_t i : h->second) {
-        if (i < oldest_recent) c.push_back(i);
-      }
-    }
-    return c;
-  };
-  for (const auto& row : rows) {
-    S2Row s2;
-    s2.row = row;
-    std::vector<std::pair<double, const storage::Record*>> owned, sourced;
-    // "A's view of B": only A's records about B in B's row.
-    const bool constrained = !p.source.empty() && row == p.owner;
-    for (size_t i : candidates(bucket(snap->heads_by_owner, row), hits_by_owner, row)) {
-      const storage::Record& r = records[i];
-      if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
-      if (constrained && r.source != p.source) continue;
-      owned.emplace_back(score(i), &r);
-    }
-    if (row != kRowGroup) {
-      // Source-k: what this person said about someone else (group records
-      // have their own row).
-      for (size_t i : candidates(bucket(snap->heads_by_source, row), hits_by_source, row)) {
-        const storage::Record& r = records[i];
-        if (r.owner == row || r.owner == kRowGroup) continue;
-        if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
-        sourced.emplace_back(score(i), &r);
-      }
-    }
-    auto by_score = [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second->record_id > b.second->record_id;
-    };
-    std::sort(owned.begin(), owned.end(), by_score);
-    std::sort(sourced.begin(), sourced.end(), by_score);
-    for (size_t i = 0; i < owned.size() && i < req.budgets.s2_k; ++i) {
-      const storage::Record* head = owned[i].second;
-      if (full) {
-        // The whole chain, oldest first, ending at the head.
-        std::vector<const storage::Record*> chain = {head};
-        while (!chain.front()->supersedes.empty() && chain.size() < 1000) {
-          auto it = snap->by_id.find(chain.front()->supersedes.front());
-          if (it == snap->by_id.end()) break;
-          chain.insert(chain.begin(), &records[it->second]);
-        }
-        for (const auto* c : chain) {
-          s2.records.push_back(*c);
-          s2.scores.push_back(owned[i].first);
-        }
-      } else {
-        s2.records.push_back(*head);
-        s2.scores.push_back(owned[i].first);
-      }
-    }
-    for (size_t i = 0; i < sourced.size() && i < req.budgets.s2_source_k; ++i) {
-      s2.sourced.push_back(*sourced[i].second);
-    }
-    if (s2.records.empty() && row != kRowGroup) {
-      // The person's best verbatim message on the issue.
-      LexicalQuery q;
-      q.text = req.question + " " + p.issue;
-      q.k = 1;
-      q.start_ms = req.start_ms;
-      q.end_ms = req.end_ms;
-      q.only_speakers = {row};
-      q.params.stem = true;
-      std::vector<ScoredSeq> best = lexical_->Search(req.channel, q);
-      if (!best.empty()) {
-        SM_ASSIGN_OR_RETURN(std::vector<storage::Message> m,
-                            store_->GetMessagesBySeq(req.channel, {best.front().seq}));
-        if (!m.empty()) s2.fallback = m.front();
-      }
-    }
-    s2.empty = s2.records.empty() && s2.sourced.empty() && !s2.fallback.has_value();
-    out->s2.push_back(std::move(s2));
-  }
-  Trace(out, "s2_rows", t, call, absl::StrCat(rows.size(), " rows, ", full ? "full" : "head"));
   return absl::OkStatus();
 }
 
@@ -670,6 +354,11 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   if (req.stages && req.system2) SM_RETURN_IF_ERROR(SystemTwo(req, roster, &out));
 
   // 6. Compose and answer.
+  if (req.stages) {
+    std::map<std::string, std::string> names;
+    for (const auto& m : roster) names[m.speaker_id] = m.aliases.empty() ? "" : m.aliases.front();
+    out.evidence_pack = ComposeEvidencePack(out.s1, out.s2, names, req.system2);
+  }
   if (req.answer) {
     auto t = Clock::now();
     StageCall call;
@@ -677,6 +366,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.question = req.question;
     in.projection = out.projection;
     in.options = req.options;
+    in.pack = out.evidence_pack;
     for (const auto& rm : out.s1) {
       const auto& m = rm.message;
       in.evidence.push_back(EvidenceItem{m.message_id, "S1", m.speaker, m.speaker_id, "", "",
@@ -691,6 +381,11 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       for (const auto& r : row.sourced) {
         in.evidence.push_back(EvidenceItem{r.record_id, row.row, r.source, r.source, r.owner,
                                            r.layer, r.valid_at_ms, r.content, 0});
+      }
+      if (row.fallback) {
+        const storage::Message& m = *row.fallback;
+        in.evidence.push_back(EvidenceItem{m.message_id, row.row, m.speaker, m.speaker_id, "", "",
+                                           m.timestamp_ms, m.text, 0, m.seq > cursor});
       }
     }
     SM_ASSIGN_OR_RETURN(AnswerOutput a, stages_->answer->Answer(in, &call));

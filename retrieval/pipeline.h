@@ -36,6 +36,21 @@ struct Budgets {
 
 enum class RecallMode { kHybrid, kBm25, kDense };
 
+// The relevance floors of System 2 rows (DESIGN 3, step 4). Similarity to
+// the issue is half dense cosine, half the share of the issue's words the
+// text contains. A record below the floor stays out of its row; a row with
+// no record falls back to the person's best message when that clears its
+// own floor, else it is an explicit empty row. The offline and a model
+// embedder differ in scale, so each has its own pair. Defaults: chosen by
+// leave-one-conversation-out (docs/retrieval.md); the model ones are the
+// paper's reference cosine floors, not tuned here.
+struct RowParams {
+  double record_floor_offline = 0.0;
+  double fallback_floor_offline = 0.0;
+  double record_floor_model = 0.30;
+  double fallback_floor_model = 0.25;
+};
+
 // The constants of System 1 recall in hybrid mode. The defaults were chosen
 // by leave-one-conversation-out evaluation on the development data
 // (`speakermem eval retrieval`, docs/retrieval.md); the BM25-only baseline
@@ -71,6 +86,8 @@ struct PipelineRequest {
   std::vector<std::string> options;  // multiple choice: LETTER: text
   // Overrides the pipeline's recall constants (evaluation sweeps them).
   std::optional<RecallParams> recall;
+  // Overrides the System 2 floors.
+  std::optional<RowParams> rows;
 };
 
 // One owner row of System 2 evidence.
@@ -82,8 +99,10 @@ struct S2Row {
   // Records this person provided about someone else (source-k); they do not
   // consume the row's budget.
   std::vector<storage::Record> sourced;
-  // When the row has no record: the person's best verbatim message.
+  // When the row has no record above the floor: the person's best verbatim
+  // message, when it clears the fallback floor.
   std::optional<storage::Message> fallback;
+  double fallback_score = 0;
   bool empty = false;  // no evidence at all
 };
 
@@ -94,13 +113,15 @@ struct PipelineResult {
   std::vector<S2Row> s2;
   std::vector<StageTrace> trace;
   std::optional<AnswerOutput> answer;
+  // The evidence pack as the Answer stage saw (or would see) it.
+  std::string evidence_pack;
 };
 
 // Safe for concurrent use. All collaborators must outlive it.
 class QueryPipeline {
  public:
   QueryPipeline(storage::Store* store, const LexicalIndex* lexical, const VectorIndex* vectors,
-                const QueryStages* stages, RecallParams recall = {});
+                const QueryStages* stages, RecallParams recall = {}, RowParams rows = {});
 
   // NOT_FOUND for an unknown channel; INVALID_ARGUMENT for an empty question.
   absl::StatusOr<PipelineResult> Run(const PipelineRequest& request);
@@ -141,6 +162,9 @@ class QueryPipeline {
     std::map<std::string, size_t> by_id;
     std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
     std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
+    std::map<std::string, std::vector<size_t>> nodes_by_owner;   // every record
+    // Stemmed token -> every record containing it (full tense).
+    std::unordered_map<std::string, std::vector<size_t>> node_postings;
     // Stemmed token -> active heads containing it (for candidate selection).
     std::unordered_map<std::string, std::vector<size_t>> postings;
   };
@@ -152,6 +176,7 @@ class QueryPipeline {
   const VectorIndex* const vectors_;
   const QueryStages* const stages_;
   const RecallParams recall_;
+  const RowParams rows_;
 
   std::atomic<uint64_t> build_ticket_{0};
   std::mutex cache_mu_;

@@ -123,7 +123,10 @@ struct EvidenceItem {
 struct AnswerInput {
   std::string question;
   Projection projection;
+  // The same evidence as items (the offline answerer scores these) and as
+  // the composed pack (retrieval/compose.h) the model-backed answerer reads.
   std::vector<EvidenceItem> evidence;
+  std::string pack;
   // Multiple choice: "LETTER: text" each; the answer names one of them.
   std::vector<std::string> options;
 };

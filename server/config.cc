@@ -254,6 +254,20 @@ std::vector<Knob> BuildKnobs() {
   k.push_back(DoubleKnob("retrieval", "dense_weight_model",
                          "Weight of the dense list in rank fusion with a model embedder.",
                          [](C* c) { return &c->memory.recall.dense_weight_model; }, 0, 10));
+  k.push_back(DoubleKnob("retrieval", "record_floor_offline",
+                         "System 2 rows: least similarity to the issue (half cosine, half share "
+                         "of the issue's words) for a record to enter its row, offline embedder.",
+                         [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 1));
+  k.push_back(DoubleKnob("retrieval", "fallback_floor_offline",
+                         "System 2 rows: least similarity for a person's best message to stand "
+                         "in for a row without records, offline embedder.",
+                         [](C* c) { return &c->memory.rows.fallback_floor_offline; }, 0, 1));
+  k.push_back(DoubleKnob("retrieval", "record_floor_model",
+                         "The record floor with a model embedder (the paper's cosine 0.30).",
+                         [](C* c) { return &c->memory.rows.record_floor_model; }, 0, 1));
+  k.push_back(DoubleKnob("retrieval", "fallback_floor_model",
+                         "The verbatim fallback floor with a model embedder (the paper's 0.25).",
+                         [](C* c) { return &c->memory.rows.fallback_floor_model; }, 0, 1));
   k.push_back(IntKnob<size_t>("index", "ivf_threshold",
                               "Channels with more message vectors than this search an IVF-Flat "
                               "index (approximate) instead of exact inner product.",

@@ -197,6 +197,7 @@ void ToProto(const engine::QueryResult& r, const std::string& channel,
     e->set_why(rm.why);
     e->set_newer_than_memory(rm.newer_than_memory);
   }
+  out->set_evidence_pack(p.evidence_pack);
   auto* f = out->mutable_freshness();
   f->set_newest_seq(p.freshness.newest_seq);
   f->set_derived_through_seq(p.freshness.derived_through_seq);

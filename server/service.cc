@@ -515,6 +515,7 @@ class Service final : public ServiceBase {
       default:
         p.mode = retrieval::RecallMode::kHybrid;
     }
+    p.system2 = !req.no_s2();
     if (req.fresh()) {
       p.fresh = true;
       auto wait = std::chrono::milliseconds(req.fresh_timeout_ms() == 0 ? 30000

@@ -167,8 +167,13 @@ TEST_CASE("the model-backed answerer sees the unwritten tail marked newer than m
     (m["role"] == "system" ? system : user) += m["content"].get<std::string>();
   }
   CHECK(system.find("NEWER THAN MEMORY") != std::string::npos);
-  CHECK(user.find("id=s2-05 message (NEWER THAN MEMORY)") != std::string::npos);
-  CHECK(user.find("id=s1-11 message,") != std::string::npos);  // derived: not marked
+  auto line_of = [&](const std::string& id) {
+    size_t at = user.find("[" + id + "]");
+    return at == std::string::npos ? std::string() : user.substr(at, user.find('\n', at) - at);
+  };
+  CHECK(line_of("s2-05").find("(NEWER THAN MEMORY)") != std::string::npos);
+  REQUIRE_FALSE(line_of("s1-11").empty());
+  CHECK(line_of("s1-11").find("NEWER") == std::string::npos);  // derived: not marked
 }
 
 }  // namespace
