@@ -24,6 +24,7 @@
 #include "client/client.h"
 #include "client/embedded_engine.h"
 #include "client/recall_study.h"
+#include "client/rows_study.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
 #include "engine/memory.h"
@@ -73,6 +74,9 @@ constexpr char kUsage[] =
     "      Append an operator correction to a record's chain (the Writer cannot undo it).\n"
     "  rederive --channel C [--timeout-ms N]\n"
     "      Rebuild the channel's System 2 from System 1 with the current Writer.\n"
+    "  eval rows [--md REPORT.md] PATH...\n"
+    "      System 2 rows: records per question, from_ids precision, coverage, empty\n"
+    "      rows, with the relevance floors chosen leave-one-conversation-out.\n"
     "  eval retrieval [--format auto|locomo|socialmem|jsonl] [--out REPORT.json]\n"
     "      [--md REPORT.md] PATH...   (embedded: ablation and leave-one-\n"
     "      conversation-out choice of every recall constant; with --addr:\n"
@@ -1284,7 +1288,17 @@ int Main(int argc, char** argv) {
     if (args.positional.size() >= 2 && args.positional[1] == "retrieval") {
       return CmdEvalRetrieval(args, args.Has("addr"));
     }
-    return Usage("eval: expected 'eval writer', 'eval retrieval' or 'eval report'");
+    if (args.positional.size() >= 2 && args.positional[1] == "rows") {
+      if (args.positional.size() < 3) return Usage("eval rows: give PATH...");
+      std::vector<datasets::Conversation> convs;
+      for (size_t i = 2; i < args.positional.size(); ++i) {
+        auto c = datasets::LoadFile(args.positional[i], datasets::Format::kAuto, "");
+        if (!c.ok()) return Fail(c.status());
+        for (auto& conv : *c) convs.push_back(std::move(conv));
+      }
+      return RunRowsStudy(convs, args.Get("md"));
+    }
+    return Usage("eval: expected 'eval writer', 'eval retrieval', 'eval rows' or 'eval report'");
   }
   client::ClientOptions opts;
   const char* env_addr = std::getenv("SPEAKERMEM_ADDR");

@@ -247,7 +247,8 @@ int Study::Run() {
   }
   auto start = std::chrono::steady_clock::now();
   eval::RecallTuner tuner(
-      &convs_, [this](const auto& c, const auto& q, const auto& s) { return Rank(c, q, s); },
+      &convs_,
+      eval::RecallScore([this](const auto& c, const auto& q, const auto& s) { return Rank(c, q, s); }),
       [&](size_t n) {
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (options_.progress && (n % 10 == 0 || n < 5)) {

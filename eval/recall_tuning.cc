@@ -4,9 +4,44 @@
 
 namespace speakermem::eval {
 
-RecallTuner::RecallTuner(const std::vector<datasets::Conversation>* conversations, RankFn rank,
-                         std::function<void(size_t)> progress)
-    : conversations_(conversations), rank_(std::move(rank)), progress_(std::move(progress)) {}
+ObjectiveFn MeanRecallObjective(const std::vector<datasets::Conversation>* conversations) {
+  return [conversations](const std::vector<QuestionScore>& scores, const std::vector<bool>& use) {
+    std::map<std::string, std::pair<double, size_t>> by_dataset;
+    for (const auto& q : scores) {
+      if (!use[q.conversation]) continue;
+      auto& [sum, n] = by_dataset[(*conversations)[q.conversation].dataset];
+      sum += q.recall[1];
+      ++n;
+    }
+    double total = 0;
+    for (const auto& [name, s] : by_dataset) total += s.first / static_cast<double>(s.second);
+    return by_dataset.empty() ? 0 : total / static_cast<double>(by_dataset.size());
+  };
+}
+
+ScoreFn RecallScore(RankFn rank) {
+  return [rank = std::move(rank)](const datasets::Conversation& conv, const datasets::Question& q,
+                                  const std::set<std::string>& evidence,
+                                  const Setting& setting) -> absl::StatusOr<QuestionScore> {
+    absl::StatusOr<std::vector<std::string>> got = rank(conv, q.question, setting);
+    if (!got.ok()) return got.status();
+    QuestionScore qs;
+    for (size_t i = 0; i < 3; ++i) {
+      std::set<std::string> top(got->begin(), got->begin() + std::min(got->size(), kTuningKs[i]));
+      size_t found = 0;
+      for (const auto& e : evidence) found += top.count(e);
+      qs.recall[i] = static_cast<double>(found) / static_cast<double>(evidence.size());
+    }
+    return qs;
+  };
+}
+
+RecallTuner::RecallTuner(const std::vector<datasets::Conversation>* conversations, ScoreFn score,
+                         std::function<void(size_t)> progress, ObjectiveFn objective)
+    : conversations_(conversations),
+      score_(std::move(score)),
+      progress_(std::move(progress)),
+      objective_(objective ? std::move(objective) : MeanRecallObjective(conversations)) {}
 
 absl::StatusOr<const std::vector<QuestionScore>*> RecallTuner::Score(const Setting& setting) {
   auto it = cache_.find(setting);
@@ -22,39 +57,17 @@ absl::StatusOr<const std::vector<QuestionScore>*> RecallTuner::Score(const Setti
         if (ids.count(e)) evidence.insert(e);
       }
       if (evidence.empty()) continue;
-      absl::StatusOr<std::vector<std::string>> got = rank_(conv, q.question, setting);
-      if (!got.ok()) return got.status();
-      QuestionScore qs;
-      qs.conversation = c;
-      qs.category = q.category.empty() ? "none" : q.category;
-      for (size_t i = 0; i < 3; ++i) {
-        std::set<std::string> top(got->begin(),
-                                  got->begin() + std::min(got->size(), kTuningKs[i]));
-        size_t found = 0;
-        for (const auto& e : evidence) found += top.count(e);
-        qs.recall[i] = static_cast<double>(found) / static_cast<double>(evidence.size());
-      }
-      scores->push_back(std::move(qs));
+      absl::StatusOr<QuestionScore> qs = score_(conv, q, evidence, setting);
+      if (!qs.ok()) return qs.status();
+      qs->conversation = c;
+      qs->category = q.category.empty() ? "none" : q.category;
+      scores->push_back(std::move(*qs));
     }
   }
   const std::vector<QuestionScore>* out = scores.get();
   cache_.emplace(setting, std::move(scores));
   if (progress_) progress_(cache_.size());
   return out;
-}
-
-double RecallTuner::Objective(const std::vector<QuestionScore>& scores,
-                              const std::vector<bool>& use) const {
-  std::map<std::string, std::pair<double, size_t>> by_dataset;
-  for (const auto& q : scores) {
-    if (!use[q.conversation]) continue;
-    auto& [sum, n] = by_dataset[(*conversations_)[q.conversation].dataset];
-    sum += q.recall[1];
-    ++n;
-  }
-  double total = 0;
-  for (const auto& [name, s] : by_dataset) total += s.first / static_cast<double>(s.second);
-  return by_dataset.empty() ? 0 : total / static_cast<double>(by_dataset.size());
 }
 
 absl::StatusOr<Setting> RecallTuner::Tune(const std::vector<TunableConstant>& constants,
@@ -97,9 +110,11 @@ absl::StatusOr<LooResult> LeaveOneConversationOut(RecallTuner* tuner,
   r.in_sample_recall10.assign(conversations, 0);
   r.held_out_recall10.assign(conversations, 0);
   r.questions.assign(conversations, 0);
-  for (const auto& q : **in_scores) {
-    r.in_sample_recall10[q.conversation] += q.recall[1];
-    ++r.questions[q.conversation];
+  for (const auto& q : **in_scores) ++r.questions[q.conversation];
+  for (size_t c = 0; c < conversations; ++c) {
+    std::vector<bool> only(conversations, false);
+    only[c] = true;
+    r.in_sample_recall10[c] = tuner->Objective(**in_scores, only);
   }
   for (size_t held = 0; held < conversations; ++held) {
     std::vector<bool> train(conversations, true);
@@ -108,17 +123,13 @@ absl::StatusOr<LooResult> LeaveOneConversationOut(RecallTuner* tuner,
     if (!fold.ok()) return fold.status();
     absl::StatusOr<const std::vector<QuestionScore>*> scores = tuner->Score(*fold);
     if (!scores.ok()) return scores.status();
+    std::vector<bool> only(conversations, false);
+    only[held] = true;
+    r.held_out_recall10[held] = tuner->Objective(**scores, only);
     for (const auto& q : **scores) {
-      if (q.conversation != held) continue;
-      r.held_out_recall10[held] += q.recall[1];
-      r.held_out.push_back(q);
+      if (q.conversation == held) r.held_out.push_back(q);
     }
     r.fold_settings.push_back(*fold);
-  }
-  for (size_t c = 0; c < conversations; ++c) {
-    if (r.questions[c] == 0) continue;
-    r.in_sample_recall10[c] /= static_cast<double>(r.questions[c]);
-    r.held_out_recall10[c] /= static_cast<double>(r.questions[c]);
   }
   return r;
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct QuestionScore {
   size_t conversation = 0;  // index into the conversations
   std::string category;
   double recall[3] = {0, 0, 0};  // at kTuningKs
+  // Other per-question figures a study defines (e.g. System 2 row counts).
+  std::map<std::string, double> extra;
 };
 
 // The top-20 message ids for a question under a setting.
@@ -40,22 +43,41 @@ using RankFn = std::function<absl::StatusOr<std::vector<std::string>>(
     const datasets::Conversation& conversation, const std::string& question,
     const Setting& setting)>;
 
+// Scores one question (its evidence ids known to be in the conversation)
+// under a setting; `conversation` and `category` are filled by the caller.
+using ScoreFn = std::function<absl::StatusOr<QuestionScore>(
+    const datasets::Conversation& conversation, const datasets::Question& question,
+    const std::set<std::string>& evidence, const Setting& setting)>;
+
+// What a tuner maximises over the questions of the conversations with
+// use[i] true.
+using ObjectiveFn = std::function<double(const std::vector<QuestionScore>& scores,
+                                         const std::vector<bool>& use)>;
+
+// The mean over datasets of the mean recall@10 of their questions (each
+// dataset counts once however many questions it has).
+ObjectiveFn MeanRecallObjective(const std::vector<datasets::Conversation>* conversations);
+
+// Recall@k of a ranking: the ScoreFn for a RankFn.
+ScoreFn RecallScore(RankFn rank);
+
 // Scores settings on a fixed set of conversations, each setting once
 // (memoised). Not thread-safe.
 class RecallTuner {
  public:
   // `progress` (may be empty) is called with the number of settings scored.
-  RecallTuner(const std::vector<datasets::Conversation>* conversations, RankFn rank,
-              std::function<void(size_t)> progress);
+  // Without `objective`, MeanRecallObjective.
+  RecallTuner(const std::vector<datasets::Conversation>* conversations, ScoreFn score,
+              std::function<void(size_t)> progress, ObjectiveFn objective = nullptr);
 
   // Per-question recall of every question with evidence, in conversation
   // order. Errors of the rank function are returned as they are.
   absl::StatusOr<const std::vector<QuestionScore>*> Score(const Setting& setting);
 
-  // The objective the tuner maximises: the mean over datasets of the mean
-  // recall@10 of their questions, over the conversations with use[i] true
-  // (each dataset counts once however many questions it has).
-  double Objective(const std::vector<QuestionScore>& scores, const std::vector<bool>& use) const;
+  // The objective the tuner maximises.
+  double Objective(const std::vector<QuestionScore>& scores, const std::vector<bool>& use) const {
+    return objective_(scores, use);
+  }
 
   // Coordinate ascent from `start`: each constant in turn takes the grid
   // value that maximises the objective on the `train` conversations, the
@@ -67,15 +89,17 @@ class RecallTuner {
 
  private:
   const std::vector<datasets::Conversation>* const conversations_;
-  const RankFn rank_;
+  const ScoreFn score_;
   const std::function<void(size_t)> progress_;
+  const ObjectiveFn objective_;
   std::map<Setting, std::unique_ptr<std::vector<QuestionScore>>> cache_;
 };
 
 struct LooResult {
   Setting in_sample;                   // tuned on every conversation
   std::vector<Setting> fold_settings;  // fold i: tuned without conversation i
-  // Per conversation: recall@10 at the in-sample setting and at its fold's.
+  // Per conversation: the objective on it alone at the in-sample setting
+  // and at its fold's (recall studies: its mean recall@10).
   std::vector<double> in_sample_recall10;
   std::vector<double> held_out_recall10;
   std::vector<size_t> questions;

@@ -45,7 +45,13 @@ enum class RecallMode { kHybrid, kBm25, kDense };
 // leave-one-conversation-out (docs/retrieval.md); the model ones are the
 // paper's reference cosine floors, not tuned here.
 struct RowParams {
-  double record_floor_offline = 0.0;
+  // A record's similarity is multiplied by 1 + this x the rank weight (1
+  // for the first System 1 item, falling linearly over top-k) of the
+  // best-ranked of its from_ids in the same query's System 1 evidence:
+  // memory backed by the messages recall found relevant counts more, memory
+  // with no word of the issue still counts nothing. Same for both embedders.
+  double provenance_weight = 8.0;
+  double record_floor_offline = 0.3;
   double fallback_floor_offline = 0.0;
   double record_floor_model = 0.30;
   double fallback_floor_model = 0.25;

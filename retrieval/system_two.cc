@@ -195,11 +195,26 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
     return 0.5 * (vec ? Dot(*vec, issue_v.front()) : 0.0) + 0.5 * lex;
   };
+  const RowParams& rp = req.rows ? *req.rows : rows_;
+  // System 1 evidence by rank: the first counts fully, the last little.
+  std::unordered_map<std::string, double> s1_weight;
+  for (size_t k = 0; k < out->s1.size(); ++k) {
+    s1_weight.emplace(out->s1[k].message.message_id,
+                      1.0 - static_cast<double>(k) /
+                                static_cast<double>(std::max<size_t>(out->s1.size(),
+                                                                     req.budgets.s1_top_k)));
+  }
   std::unordered_map<size_t, double> scored;
   auto score = [&](size_t i) {
     auto memo = scored.find(i);
     if (memo != scored.end()) return memo->second;
     double v = Similarity(snap->tokens[i], snap->vectors[i].get());
+    double backed = 0;
+    for (const auto& id : records[i].from_ids) {
+      auto w = s1_weight.find(id);
+      if (w != s1_weight.end()) backed = std::max(backed, w->second);
+    }
+    v *= 1.0 + rp.provenance_weight * backed;
     scored.emplace(i, v);
     return v;
   };
@@ -270,7 +285,6 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     }
     return c;
   };
-  const RowParams& rp = req.rows ? *req.rows : rows_;
   const bool offline = stages_->embed->offline();
   const double record_floor = offline ? rp.record_floor_offline : rp.record_floor_model;
   const double fallback_floor = offline ? rp.fallback_floor_offline : rp.fallback_floor_model;

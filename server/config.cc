@@ -254,17 +254,22 @@ std::vector<Knob> BuildKnobs() {
   k.push_back(DoubleKnob("retrieval", "dense_weight_model",
                          "Weight of the dense list in rank fusion with a model embedder.",
                          [](C* c) { return &c->memory.recall.dense_weight_model; }, 0, 10));
+  k.push_back(DoubleKnob("retrieval", "provenance_weight",
+                         "System 2 rows: a record's similarity is multiplied by 1 + this x the "
+                         "rank weight of its best-ranked supporting message in the query's System "
+                         "1 evidence.",
+                         [](C* c) { return &c->memory.rows.provenance_weight; }, 0, 10));
   k.push_back(DoubleKnob("retrieval", "record_floor_offline",
                          "System 2 rows: least similarity to the issue (half cosine, half share "
                          "of the issue's words) for a record to enter its row, offline embedder.",
-                         [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 1));
+                         [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 10));
   k.push_back(DoubleKnob("retrieval", "fallback_floor_offline",
                          "System 2 rows: least similarity for a person's best message to stand "
                          "in for a row without records, offline embedder.",
                          [](C* c) { return &c->memory.rows.fallback_floor_offline; }, 0, 1));
   k.push_back(DoubleKnob("retrieval", "record_floor_model",
                          "The record floor with a model embedder (the paper's cosine 0.30).",
-                         [](C* c) { return &c->memory.rows.record_floor_model; }, 0, 1));
+                         [](C* c) { return &c->memory.rows.record_floor_model; }, 0, 10));
   k.push_back(DoubleKnob("retrieval", "fallback_floor_model",
                          "The verbatim fallback floor with a model embedder (the paper's 0.25).",
                          [](C* c) { return &c->memory.rows.fallback_floor_model; }, 0, 1));

@@ -1,0 +1,257 @@
+#include "client/rows_study.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/embedded_engine.h"
+#include "eval/recall_tuning.h"
+
+namespace speakermem::cli {
+namespace {
+
+using eval::QuestionScore;
+using eval::Setting;
+
+std::vector<eval::TunableConstant> Floors() {
+  return {{"provenance_weight", {0, 0.5, 1, 2, 4, 8}},
+          {"record_floor", {0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2}},
+          {"fallback_floor", {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6}}};
+}
+
+// Per dataset: F1 of the shown records' precision (their from_ids hold a
+// gold message) and the gold coverage of those from_ids; mean over datasets.
+eval::ObjectiveFn RowsObjective(const std::vector<datasets::Conversation>* convs) {
+  return [convs](const std::vector<QuestionScore>& scores, const std::vector<bool>& use) {
+    std::map<std::string, std::array<double, 3>> d;  // shown, relevant, coverage sum; n below
+    std::map<std::string, size_t> n;
+    for (const auto& q : scores) {
+      if (!use[q.conversation]) continue;
+      auto& a = d[(*convs)[q.conversation].dataset];
+      a[0] += q.extra.at("shown");
+      a[1] += q.extra.at("relevant");
+      a[2] += q.extra.at("s2_coverage");
+      ++n[(*convs)[q.conversation].dataset];
+    }
+    double total = 0;
+    for (const auto& [name, a] : d) {
+      double p = a[0] > 0 ? a[1] / a[0] : 0, c = a[2] / static_cast<double>(n[name]);
+      total += p + c > 0 ? 2 * p * c / (p + c) : 0;
+    }
+    return d.empty() ? 0 : total / static_cast<double>(d.size());
+  };
+}
+
+struct Figures {
+  double records_per_q = 0, precision = 0, s2_coverage = 0, union_coverage = 0, s1_recall10 = 0;
+  double empty_rows = 0, rows = 0;
+  size_t questions = 0;
+};
+
+Figures Summarise(const std::vector<QuestionScore>& scores,
+                  const std::vector<datasets::Conversation>& convs, const std::string& dataset) {
+  Figures f;
+  double shown = 0, relevant = 0;
+  for (const auto& q : scores) {
+    if (convs[q.conversation].dataset != dataset) continue;
+    ++f.questions;
+    shown += q.extra.at("shown");
+    relevant += q.extra.at("relevant");
+    f.s2_coverage += q.extra.at("s2_coverage");
+    f.union_coverage += q.extra.at("union_coverage");
+    f.s1_recall10 += q.recall[1];
+    f.empty_rows += q.extra.at("empty_rows");
+    f.rows += q.extra.at("rows");
+  }
+  if (f.questions == 0) return f;
+  const double n = static_cast<double>(f.questions);
+  f.records_per_q = shown / n;
+  f.precision = shown > 0 ? 100 * relevant / shown : 0;
+  f.s2_coverage *= 100 / n;
+  f.union_coverage *= 100 / n;
+  f.s1_recall10 *= 100 / n;
+  return f;
+}
+
+class RowsStudy {
+ public:
+  explicit RowsStudy(const std::vector<datasets::Conversation>& convs) : convs_(convs) {}
+
+  absl::Status Load() {
+    size_t total = 0;
+    for (const auto& c : convs_) total += c.messages.size();
+    std::fprintf(stderr, "ingesting %zu conversations (%zu messages), deriving with the offline "
+                 "Writer\n", convs_.size(), total);
+    absl::StatusOr<std::unique_ptr<EmbeddedEngine>> e = EmbeddedEngine::Open();
+    if (!e.ok()) return e.status();
+    engine_ = std::move(*e);
+    engine::Memory* m = engine_->memory();
+    for (const auto& c : convs_) {
+      storage::ChannelRef ch{storage::kDefaultTenant, c.channel};
+      for (size_t i = 0; i < c.messages.size(); i += 500) {
+        std::vector<storage::Message> batch(
+            c.messages.begin() + i, c.messages.begin() + std::min(c.messages.size(), i + 500));
+        auto r = m->Ingest(ch, {}, std::move(batch));
+        if (!r.ok()) return r.status();
+      }
+      uint64_t newest = 0;
+      auto f = m->Flush(ch, /*wait=*/true, std::chrono::minutes(30), &newest);
+      if (!f.ok()) return f.status();
+    }
+    if (!m->WaitForEmbeddings(std::chrono::minutes(30))) {
+      return absl::DeadlineExceededError("embeddings did not finish in 30 minutes");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<QuestionScore> Score(const datasets::Conversation& conv,
+                                      const datasets::Question& q,
+                                      const std::set<std::string>& gold, const Setting& s) {
+    engine::QueryParams p;
+    p.channel = {storage::kDefaultTenant, conv.channel};
+    p.question = q.question;
+    p.budgets.s1_top_k = 10;
+    retrieval::RowParams rows;
+    rows.provenance_weight = s.at("provenance_weight");
+    rows.record_floor_offline = s.at("record_floor");
+    rows.fallback_floor_offline = s.at("fallback_floor");
+    p.rows = rows;
+    absl::StatusOr<engine::QueryResult> r = engine_->memory()->Query(p, /*answer=*/false);
+    if (!r.ok()) return r.status();
+    QuestionScore qs;
+    std::set<std::string> s1, s2, fallback;
+    for (const auto& rm : r->pipeline.s1) s1.insert(rm.message.message_id);
+    double shown = 0, relevant = 0, empty = 0;
+    for (const auto& row : r->pipeline.s2) {
+      empty += row.empty;
+      for (const auto* list : {&row.records, &row.sourced}) {
+        for (const auto& rec : *list) {
+          ++shown;
+          bool hit = false;
+          for (const auto& id : rec.from_ids) {
+            s2.insert(id);
+            hit = hit || gold.count(id) > 0;
+          }
+          relevant += hit;
+        }
+      }
+      if (row.fallback) fallback.insert(row.fallback->message_id);
+    }
+    auto covered = [&](const std::vector<const std::set<std::string>*>& sets) {
+      size_t n = 0;
+      for (const auto& g : gold) {
+        bool in = false;
+        for (const auto* set : sets) in = in || set->count(g) > 0;
+        n += in;
+      }
+      return static_cast<double>(n) / static_cast<double>(gold.size());
+    };
+    qs.recall[1] = covered({&s1});
+    qs.extra = {{"shown", shown},
+                {"relevant", relevant},
+                {"s2_coverage", covered({&s2})},
+                {"union_coverage", covered({&s1, &s2, &fallback})},
+                {"empty_rows", empty},
+                {"rows", static_cast<double>(r->pipeline.s2.size())}};
+    return qs;
+  }
+
+  int Run(const std::string& md_out);
+
+ private:
+  const std::vector<datasets::Conversation>& convs_;
+  std::unique_ptr<EmbeddedEngine> engine_;
+};
+
+int RowsStudy::Run(const std::string& md_out) {
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  if (absl::Status s = Load(); !s.ok()) return fail(s);
+  eval::RecallTuner tuner(
+      &convs_,
+      [this](const auto& c, const auto& q, const auto& g, const auto& s) { return Score(c, q, g, s); },
+      [](size_t n) {
+        if (n % 10 == 0) std::fprintf(stderr, "  %zu settings scored\n", n);
+      },
+      RowsObjective(&convs_));
+  const Setting off = {{"provenance_weight", 0}, {"record_floor", 0}, {"fallback_floor", 0}};
+  absl::StatusOr<eval::LooResult> loo =
+      eval::LeaveOneConversationOut(&tuner, Floors(), off, convs_.size());
+  if (!loo.ok()) return fail(loo.status());
+  absl::StatusOr<const std::vector<QuestionScore>*> base = tuner.Score(off);
+  if (!base.ok()) return fail(base.status());
+  absl::StatusOr<const std::vector<QuestionScore>*> in = tuner.Score(loo->in_sample);
+  if (!in.ok()) return fail(in.status());
+
+  std::set<std::string> datasets;
+  for (const auto& c : convs_) datasets.insert(c.dataset);
+  std::string md = "# System 2 rows on the development data\n\n";
+  absl::StrAppend(&md, "Generated by `speakermem eval rows` (offline provider, offline Writer, "
+                  "every message derived). Retrieve at the paper's main configuration "
+                  "(S1 top-10, S2 k 2, source-k 1). Records shown = row records + source-k "
+                  "records; precision = share of them whose from_ids hold a gold evidence "
+                  "message; coverage = share of a question's gold messages covered.\n\n");
+  md += "| data | configuration | questions | records per question | from_ids precision % | "
+        "gold covered by S2 from_ids % | gold covered by S1 top-10 or S2 % | S1 recall@10 % | "
+        "explicit empty rows (of rows) |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& d : datasets) {
+    const std::vector<std::pair<std::string, const std::vector<QuestionScore>*>> configs = {
+        {"no floors", *base}, {"floors chosen on all conversations", *in},
+        {"floors chosen without the conversation (LOO)", &loo->held_out}};
+    for (const auto& [name, sc] : configs) {
+      Figures f = Summarise(*sc, convs_, d);
+      absl::StrAppend(&md, absl::StrFormat("| %s | %s | %zu | %.2f | %.1f | %.1f | %.1f | %.1f | "
+                                           "%.0f (of %.0f) |\n",
+                                           d, name, f.questions, f.records_per_q, f.precision,
+                                           f.s2_coverage, f.union_coverage, f.s1_recall10,
+                                           f.empty_rows, f.rows));
+    }
+  }
+  md += "\n## Leave-one-conversation-out\n\nObjective: per dataset, F1 of from_ids precision and "
+        "S2 gold coverage; mean over datasets.\n\n| held-out conversation | questions | "
+        "provenance_weight | record_floor | fallback_floor | objective in-sample | objective held out |\n"
+        "|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    absl::StrAppend(&md, absl::StrFormat("| %s %s | %zu | %g | %g | %g | %.3f | %.3f |\n",
+                                         convs_[i].dataset, convs_[i].channel, loo->questions[i],
+                                         loo->fold_settings[i].at("provenance_weight"),
+                                         loo->fold_settings[i].at("record_floor"),
+                                         loo->fold_settings[i].at("fallback_floor"),
+                                         loo->in_sample_recall10[i], loo->held_out_recall10[i]));
+  }
+  absl::StrAppend(&md, absl::StrFormat("| **all (in-sample choice)** | | **%g** | **%g** | **%g** | | |\n",
+                                       loo->in_sample.at("provenance_weight"),
+                                       loo->in_sample.at("record_floor"),
+                                       loo->in_sample.at("fallback_floor")));
+  const retrieval::RowParams compiled;
+  const bool same = compiled.provenance_weight == loo->in_sample.at("provenance_weight") &&
+                    compiled.record_floor_offline == loo->in_sample.at("record_floor") &&
+                    compiled.fallback_floor_offline == loo->in_sample.at("fallback_floor");
+  absl::StrAppend(&md, "\n",
+                  same ? "The compiled defaults (retrieval::RowParams, offline) equal the "
+                         "in-sample choice."
+                       : absl::StrFormat("WARNING: the compiled defaults (provenance %g, record "
+                                         "%g, fallback %g) differ from the in-sample choice: "
+                                         "update retrieval::RowParams.",
+                                         compiled.provenance_weight, compiled.record_floor_offline,
+                                         compiled.fallback_floor_offline),
+                  "\n");
+  std::printf("%s", md.c_str());
+  if (!md_out.empty()) std::ofstream(md_out) << md;
+  return same ? 0 : 3;
+}
+
+}  // namespace
+
+int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
+                 const std::string& md_out) {
+  RowsStudy study(conversations);
+  return study.Run(md_out);
+}
+
+}  // namespace speakermem::cli

@@ -1,0 +1,22 @@
+// `speakermem eval rows`: what System 2 rows add to the evidence, and the
+// leave-one-conversation-out choice of their relevance floors.
+#ifndef SPEAKERMEM_CLIENT_ROWS_STUDY_H_
+#define SPEAKERMEM_CLIENT_ROWS_STUDY_H_
+
+#include <string>
+#include <vector>
+
+#include "datasets/datasets.h"
+
+namespace speakermem::cli {
+
+// Ingests `conversations` into an embedded instance, derives every message
+// with the offline Writer, tunes the floors, prints markdown tables on
+// stdout (and to `md_out` when given). Returns the process exit code: 3 when
+// the compiled defaults are not the floors chosen on all conversations.
+int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
+                 const std::string& md_out);
+
+}  // namespace speakermem::cli
+
+#endif  // SPEAKERMEM_CLIENT_ROWS_STUDY_H_
