@@ -50,11 +50,13 @@ constexpr char kUsage[] =
     "      sample or SocialMem network; JSONL lines name theirs or use --channel).\n"
     "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
     "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace]\n"
-    "        [--options \"A: text|B: text\"] [--fresh [--fresh-timeout-ms N]] QUESTION\n"
+    "        [--options \"A: text|B: text\"] [--fresh [--fresh-timeout-ms N]] [--no-s2]\n"
+    "        [--pack] QUESTION\n"
     "      Ask a question; prints the answer, the System 1 evidence (* = newer than\n"
     "      memory), the System 2 rows, the Writer's lag and (--trace) per-stage\n"
     "      latency, model calls and tokens. --fresh waits until the Writer has\n"
-    "      derived every message first.\n"
+    "      derived every message first; --no-s2 leaves System 2 out; --pack prints\n"
+    "      the evidence pack exactly as the answerer saw it.\n"
     "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
     "      List a channel's messages in order (T: ISO-8601, UTC when no zone).\n"
     "  roster --channel C\n"
@@ -137,7 +139,7 @@ struct Args {
 };
 
 const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions",
-                                  "history", "no-answer", "texts", "fresh"};
+                                  "history", "no-answer", "texts", "fresh", "pack", "no-s2"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -363,6 +365,7 @@ int CmdQuery(client::Client* c, const Args& args) {
   req.mutable_budgets()->set_s2_k(*s2k);
   if (args.Has("history")) req.set_tense(v1::FULL);
   std::string mode = args.Get("mode", "pipeline");
+  req.set_no_s2(args.Has("no-s2"));
   if (args.Has("fresh")) {
     req.set_fresh(true);
     auto ft = UintFlag(args, "fresh-timeout-ms", 0);
@@ -379,6 +382,7 @@ int CmdQuery(client::Client* c, const Args& args) {
     return 0;
   }
   std::printf("Q: %s\nA: %s\n", question.c_str(), resp->answer().c_str());
+  if (args.Has("pack")) std::printf("\n%s\n", resp->evidence_pack().c_str());
   {
     const auto& p = resp->projection();
     std::string rows;
