@@ -25,6 +25,7 @@
 #include "client/embedded_engine.h"
 #include "client/recall_study.h"
 #include "client/rows_study.h"
+#include "client/eval_report_cmd.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
 #include "engine/memory.h"
@@ -109,13 +110,17 @@ constexpr char kUsage[] =
     "  score-actions REQUEST.json|-\n"
     "      Score a candidate Writer output (validity, penalties, memory reward) with\n"
     "      the ScoreWriterActions RPC; REQUEST is a ScoreWriterActionsRequest in JSON.\n"
-    "  eval report --format locomo|socialmem|jsonl --out DIR [--judge-url URL\n"
-    "              --judge-model M [--judge-key-env VAR]] [--texts] PATH...\n"
-    "      Run a benchmark file end to end in an embedded instance: recall@k per\n"
-    "      configuration (bm25, dense, full, full+s2), answers with token-F1, judge\n"
-    "      accuracy when a judge is given, SocialMem MeanQ/MeanN with a bootstrap CI,\n"
-    "      Retrieve latency; writes DIR/report.json, DIR/report.md and PNG plots\n"
-    "      (--texts: per-question question, gold and answer texts in report.json).\n"
+    "  eval report --format locomo|socialmem|jsonl --out DIR [--config FILE]\n"
+    "              [--judge-url URL --judge-model M [--judge-key-env VAR]] [--texts] PATH...\n"
+    "      Run a benchmark file end to end in an embedded instance configured like\n"
+    "      speakermemd (--config FILE, then SPEAKERMEM_<SECTION>_<KEY> variables, e.g.\n"
+    "      the SPEAKERMEM_MODEL_* stage endpoints): the stages' providers and models,\n"
+    "      recall@k per configuration (bm25, dense, full, full+s2), answers with\n"
+    "      token-F1 (LoCoMo adversarial questions: an abstention is correct), judge\n"
+    "      accuracy when a judge is given (SocialMem open-ended items by their\n"
+    "      category's rubric), MeanQ/MeanN with a bootstrap CI, model tokens per\n"
+    "      question by stage, Retrieve latency; writes DIR/report.json,\n"
+    "      DIR/report.md and PNG plots (--texts: question, gold and answer texts).\n"
     "  eval writer TRAJECTORY.json...\n"
     "      Replay reference Writer trajectories through the offline Writer (embedded\n"
     "      store in a temporary directory; no server needed) and score the final state\n"
@@ -1043,166 +1048,23 @@ int CmdScoreActions(client::Client* c, const Args& args) {
 int CmdEvalReport(const Args& args, int argc, char** argv) {
   if (args.positional.size() < 3) return Usage("eval report: give PATH...");
   if (!args.Has("out")) return Usage("eval report: give --out DIR");
-  if (args.Has("addr")) return Usage("eval report runs an embedded instance; drop --addr");
-  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
-  if (!format.ok()) return Fail(format.status());
-  eval::ReportData data;
-  data.dataset = args.Get("format", "auto");
-  data.socialmem = *format == datasets::Format::kSocialMem;
-  data.include_texts = args.Has("texts");
-  if (*format == datasets::Format::kLocomo) {
-    data.category_names = {{"1", "multi-hop"}, {"2", "temporal"}, {"3", "open-domain"},
-                           {"4", "single-hop"}, {"5", "adversarial"}};
+  if (args.Has("addr")) {
+    return Usage("eval report runs an embedded instance; drop --addr (use --config for the "
+                 "server's model configuration)");
   }
+  EvalReportOptions o;
+  o.format = args.Get("format", "auto");
+  o.out_dir = args.Get("out");
+  o.config_file = args.Get("config");
+  o.judge_url = args.Get("judge-url");
+  o.judge_model = args.Get("judge-model", "gpt-4o-mini");
+  o.judge_key_env = args.Get("judge-key-env", "OPENAI_API_KEY");
+  o.include_texts = args.Has("texts");
   for (int i = 0; i < argc; ++i) {
-    absl::StrAppend(&data.command, i == 0 ? "speakermem" : " ", i == 0 ? "" : argv[i]);
+    absl::StrAppend(&o.command, i == 0 ? "speakermem" : " ", i == 0 ? "" : argv[i]);
   }
-  std::vector<datasets::Conversation> convs;
-  for (size_t i = 2; i < args.positional.size(); ++i) {
-    auto c = datasets::LoadFile(args.positional[i], *format, "");
-    if (!c.ok()) return Fail(c.status());
-    data.inputs.push_back(std::filesystem::path(args.positional[i]).filename().string());
-    for (auto& conv : *c) convs.push_back(std::move(conv));
-  }
-  // The judge, when one is given.
-  llm::ModelsConfig models;
-  std::unique_ptr<eval::JudgeStage> judge;
-  if (args.Has("judge-url")) {
-    for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
-             {"provider", "openai"},
-             {"base_url", args.Get("judge-url")},
-             {"model", args.Get("judge-model", "gpt-4o-mini")},
-             {"api_key_env", args.Get("judge-key-env", "OPENAI_API_KEY")}}) {
-      if (absl::Status s = models.SetOverride("judge", k, v); !s.ok()) return Fail(s);
-    }
-    auto j = eval::BuildJudge(models, nullptr);
-    if (!j.ok()) return Fail(j.status());
-    judge = std::move(*j);
-  }
-  data.judge_configured = judge != nullptr;
-  if (!judge) {
-    std::fprintf(stderr, "no judge configured (--judge-url): accuracy is not measured%s\n",
-                 data.socialmem ? "; open-ended SocialMem items are left out of MeanQ/MeanN" : "");
-  }
-  const bool tty = isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  auto e = EmbeddedEngine::Open();
-  if (!e.ok()) return Fail(e.status());
-  engine::Memory* mem = (*e)->memory();
-  size_t total_msgs = 0;
-  for (const auto& c : convs) total_msgs += c.messages.size();
-  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) and deriving System 2\n",
-               convs.size(), total_msgs);
-  for (const auto& c : convs) {
-    for (size_t i = 0; i < c.messages.size(); i += 500) {
-      std::vector<storage::Message> batch(c.messages.begin() + i,
-                                          c.messages.begin() + std::min(c.messages.size(), i + 500));
-      auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
-      if (!r.ok()) return Fail(r.status());
-    }
-  }
-  for (const auto& c : convs) {
-    uint64_t newest = 0;
-    auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
-    if (!st.ok()) return Fail(st.status());
-  }
-  if (!mem->WaitForEmbeddings(std::chrono::minutes(30))) {
-    return Fail(absl::DeadlineExceededError("embeddings did not finish"));
-  }
-  auto query = [&](const std::string& channel, const std::string& question,
-                   const std::string& config, size_t k, bool answer,
-                   const std::vector<std::string>& options = {}) {
-    engine::QueryParams p;
-    p.options = options;
-    p.channel = {storage::kDefaultTenant, channel};
-    p.question = question;
-    p.budgets.s1_top_k = static_cast<uint32_t>(k);
-    p.budgets.s1_recall_n = std::max<uint32_t>(40, static_cast<uint32_t>(k));
-    p.mode = config == "bm25"    ? retrieval::RecallMode::kBm25
-             : config == "dense" ? retrieval::RecallMode::kDense
-                                 : retrieval::RecallMode::kHybrid;
-    p.stages = config == "full" || config == "full+s2";
-    return mem->Query(p, answer);
-  };
-  auto progress = [&](const char* what) {
-    auto phase_start = std::make_shared<std::chrono::steady_clock::time_point>();
-    return [&, what, phase_start](size_t done, size_t total) {
-      if (done <= 1) *phase_start = std::chrono::steady_clock::now();
-      if (!tty || (done % 10 != 0 && done != total)) return;
-      double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - *phase_start).count();
-      double eta = done == 0 ? 0 : secs / static_cast<double>(done) * static_cast<double>(total - done);
-      std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs  ETA %.0fs ", what, done, total,
-                   secs, eta);
-      if (done == total) std::fputs("\n", stderr);
-    };
-  };
-  eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
-                                  const std::string& config,
-                                  size_t k) -> absl::StatusOr<std::vector<std::string>> {
-    auto t = std::chrono::steady_clock::now();
-    auto r = query(channel, question, config, k, false);
-    if (!r.ok()) return r.status();
-    if (config == "full") {
-      data.latency_ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
-    }
-    std::vector<std::string> ids;
-    for (const auto& rm : r->pipeline.s1) ids.push_back(rm.message.message_id);
-    if (config == "full+s2") {
-      for (const auto& row : r->pipeline.s2) {
-        for (const auto* list : {&row.records, &row.sourced}) {
-          for (const auto& rec : *list) ids.insert(ids.end(), rec.from_ids.begin(), rec.from_ids.end());
-        }
-      }
-    }
-    return ids;
-  };
-  auto report = eval::EvaluateRetrieval(convs, {"bm25", "dense", "full", "full+s2"}, {5, 10, 20},
-                                        retrieve, progress("retrieval"));
-  if (!report.ok()) return Fail(report.status());
-  data.retrieval = std::move(*report);
-  // Answers at the paper's main configuration (top-k 10, S2 k 2 + source 1).
-  size_t total_q = 0, done_q = 0;
-  for (const auto& c : convs) total_q += c.questions.size();
-  auto answer_progress = progress("answers");
-  for (const auto& c : convs) {
-    for (const auto& q : c.questions) {
-      auto r = query(c.channel, q.question, "full", 10, true, q.options);
-      if (!r.ok()) return Fail(r.status());
-      eval::QaItem item;
-      item.network = c.channel;
-      item.id = q.id;
-      item.category = q.category;
-      item.question = q.question;
-      item.gold = q.answer.empty() ? q.correct_option : q.answer;
-      item.answer = r->answer;
-      item.token_f1 = eval::TokenF1(item.answer, item.gold);
-      item.multiple_choice = !q.options.empty() && !q.correct_option.empty();
-      if (item.multiple_choice) {
-        item.item_score = eval::MultipleChoiceScore(item.answer, q.options, q.correct_option);
-      }
-      if (judge) {
-        llm::StageCall call;
-        auto v = judge->Judge({q.question, item.gold, item.answer, false}, &call);
-        if (!v.ok()) return Fail(v.status());
-        item.judge = v->correct ? 1.0 : 0.0;
-        if (data.socialmem && !item.multiple_choice) {
-          auto pc = judge->Judge({q.question, item.gold, item.answer, true}, &call);
-          if (!pc.ok()) return Fail(pc.status());
-          item.item_score = pc->score;
-        }
-      }
-      data.qa.push_back(std::move(item));
-      answer_progress(++done_q, total_q);
-    }
-  }
-  data.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto md = eval::WriteReport(data, args.Get("out"));
-  if (!md.ok()) return Fail(md.status());
-  std::printf("%s", md->c_str());
-  std::fprintf(stderr, "report written to %s/report.json and report.md\n", args.Get("out").c_str());
-  return 0;
+  o.paths.assign(args.positional.begin() + 2, args.positional.end());
+  return RunEvalReport(o);
 }
 
 int CmdEvalWriter(const Args& args) {

@@ -19,12 +19,14 @@ class EmbeddedEngine {
  public:
   // Starts the Writer and the embedder. INTERNAL when the directory cannot
   // be made; the engine's errors as they are.
-  static absl::StatusOr<std::unique_ptr<EmbeddedEngine>> Open() {
+  // `options` as speakermemd would have them (its store path is replaced).
+  static absl::StatusOr<std::unique_ptr<EmbeddedEngine>> Open(engine::MemoryOptions o = {}) {
     char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
     auto e = std::unique_ptr<EmbeddedEngine>(new EmbeddedEngine(tmpl));
-    engine::MemoryOptions o;
     o.store.path = e->dir_ + "/data";
+    o.shard_dir.clear();
+    o.backup_dir.clear();
     o.writer.idle_flush_ms = 0;
     auto m = engine::Memory::Open(o, Clock::Real());
     if (!m.ok()) return m.status();

@@ -23,6 +23,37 @@ constexpr char kPartialSystem[] =
     "the reference. Reply with a single JSON object and no other text: "
     "{\"score\": number between 0 and 1, \"reason\": \"...\"}";
 
+constexpr char kAttributionCap[] =
+    "If the answer attributes a statement, view or trait to the wrong person, score at most "
+    "0.2 however much else it gets right.";
+
+}  // namespace
+
+std::string RubricFor(const std::string& category) {
+  if (category == "Q3" || category == "Q6") {
+    return absl::StrCat(
+        "This question is about several members. Score the fraction of the members named in "
+        "the reference whose position (or whether they follow the norm) the answer states "
+        "correctly: e.g. 3 of 5 members right is 0.6. A member given someone else's position "
+        "counts as wrong. ",
+        kAttributionCap);
+  }
+  if (category == "Q8" || category == "Q2") {
+    return absl::StrCat(
+        "This question is about a change or a pattern over time. Score three equal parts: the "
+        "earlier state, the later state, and what triggered or marks the change (1/3 each); an "
+        "answer that gives only the latest state scores at most 1/3. ",
+        kAttributionCap);
+  }
+  if (category == "Q4" || category == "Q5" || category == "Q7" || category == "Q1") {
+    return absl::StrCat("Who is who matters here: the people named must be the reference's. ",
+                        kAttributionCap);
+  }
+  return "";
+}
+
+namespace {
+
 class ModelJudge final : public JudgeStage {
  public:
   explicit ModelJudge(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
@@ -30,7 +61,12 @@ class ModelJudge final : public JudgeStage {
   absl::StatusOr<JudgeVerdict> Judge(const JudgeInput& in, llm::StageCall* call) override {
     std::string user = absl::StrCat("Question: ", in.question, "\nReference answer: ", in.gold,
                                     "\nAnswer to grade: ", in.answer);
-    llm::ChatRequest req{"judge", in.partial_credit ? kPartialSystem : kVerdictSystem, user, true};
+    std::string system = in.partial_credit ? kPartialSystem : kVerdictSystem;
+    if (in.partial_credit) {
+      const std::string rubric = RubricFor(in.category);
+      if (!rubric.empty()) absl::StrAppend(&system, "\nRubric for this question: ", rubric);
+    }
+    llm::ChatRequest req{"judge", system, user, true};
     absl::StatusOr<llm::ChatResponse> r = client_->Chat(req);
     if (call != nullptr) ++call->model_calls;
     if (!r.ok()) return r.status();

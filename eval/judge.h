@@ -19,7 +19,19 @@ struct JudgeInput {
   std::string answer;
   // Open-ended items get a partial-credit score in [0, 1]; others a verdict.
   bool partial_credit = false;
+  // The question's category (SocialMem "Q1".."Q8"): partial credit follows
+  // that category's rubric (RubricFor).
+  std::string category;
 };
+
+// The partial-credit rules of a SocialMem question category: members'
+// positions counted as fractions for questions about every member (Q3) or a
+// norm and who departs from it (Q6); old state, new state and trigger as
+// three parts for change questions (Q8) and for group patterns (Q2);
+// attribution capped for who-questions (Q4, Q5) and relationships (Q7);
+// person profiles (Q1) by substance with attribution capped. Empty for an
+// unknown category (the generic rubric applies).
+std::string RubricFor(const std::string& category);
 
 struct JudgeVerdict {
   bool correct = false;

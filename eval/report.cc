@@ -23,6 +23,12 @@ double Pct(const RecallStats& s, const std::map<size_t, double>& m, size_t k) {
   return s.questions == 0 || it == m.end() ? 0 : 100.0 * it->second / s.questions;
 }
 
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -83,6 +89,17 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
   j["command"] = data.command;
   j["inputs"] = data.inputs;
   j["seconds"] = data.seconds;
+  j["stages"] = data.stage_models;
+  nlohmann::json tokens = nlohmann::json::object();
+  for (const auto& [stage, v] : data.tokens_by_stage) {
+    tokens[stage] = {{"questions", v.size()}, {"mean", Mean(v)}, {"p95", Quantile(v, 0.95)}};
+  }
+  if (!data.tokens_per_question.empty()) {
+    tokens["all"] = {{"questions", data.tokens_per_question.size()},
+                     {"mean", Mean(data.tokens_per_question)},
+                     {"p95", Quantile(data.tokens_per_question, 0.95)}};
+  }
+  j["tokens_per_question"] = tokens;
   j["latency_ms"] = {{"retrieves", data.latency_ms.size()},
                      {"p50", Quantile(data.latency_ms, 0.50)},
                      {"p90", Quantile(data.latency_ms, 0.90)},
@@ -252,6 +269,11 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
                   " without evidence in the conversation are left out of recall; ",
                   rr.evidence_ids_dropped, " evidence ids not in the conversation dropped. ",
                   absl::StrFormat("Run time %.0f s.", data.seconds), "\n\n");
+  absl::StrAppend(&md, "## Stages\n\n| stage | provider and model |\n|---|---|\n");
+  for (const auto& [stage, what] : data.stage_models) {
+    absl::StrAppend(&md, "| ", stage, " | ", what, " |\n");
+  }
+  md += "\n";
   absl::StrAppend(&md, "## System 1 evidence recall and hit (percent)\n\n| config |");
   for (size_t k : rr.ks) absl::StrAppend(&md, " recall@", k, " |");
   for (size_t k : rr.ks) absl::StrAppend(&md, " hit@", k, " |");
@@ -291,6 +313,20 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
         data.judge_configured ? "scored by the judge's partial credit"
                               : absl::StrCat("left out (no judge configured): ", open_left_out),
         ".\n");
+  }
+  absl::StrAppend(&md, "\n## Model tokens per question (Answer pass, by stage)\n\n");
+  if (data.tokens_by_stage.empty()) {
+    md += "No stage called a model (every query stage offline).\n";
+  } else {
+    md += "| stage | questions with a model call | mean | p95 |\n|---|---|---|---|\n";
+    for (const auto& [stage, v] : data.tokens_by_stage) {
+      absl::StrAppend(&md, absl::StrFormat("| %s | %zu | %.0f | %.0f |\n", stage, v.size(),
+                                           Mean(v), Quantile(v, 0.95)));
+    }
+    absl::StrAppend(&md, absl::StrFormat("| all stages | %zu | %.0f | %.0f |\n",
+                                         data.tokens_per_question.size(),
+                                         Mean(data.tokens_per_question),
+                                         Quantile(data.tokens_per_question, 0.95)));
   }
   absl::StrAppend(&md, "\n## Retrieve latency (full pipeline)\n\n",
                   absl::StrFormat("%zu calls: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms.",

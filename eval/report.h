@@ -29,6 +29,8 @@ struct QaItem {
   // judge's partial credit for open-ended items (absent without a judge).
   std::optional<double> item_score;
   bool multiple_choice = false;
+  bool adversarial = false;  // LoCoMo category 5: abstaining is correct
+  bool abstained = false;
 };
 
 struct ReportData {
@@ -46,6 +48,11 @@ struct ReportData {
   // Per-question texts (question, gold, answer) in report.json; off by
   // default, so a report on licensed benchmark data does not copy it.
   bool include_texts = false;
+  // Stage -> "offline" or "provider model at base_url".
+  std::map<std::string, std::string> stage_models;
+  // Model tokens (in + out) per answered question, by stage, and in all.
+  std::map<std::string, std::vector<double>> tokens_by_stage;
+  std::vector<double> tokens_per_question;
 };
 
 // Writes report.json, report.md and the plots (recall_at_k.png,

@@ -464,7 +464,17 @@ class OfflineAnswer final : public AnswerStage {
         }
       }
     }
-    if (best_i < 0 || best < 0.3) {
+    // Matching only a name is no answer: the best item must hold a word of
+    // the issue itself (Project's issue leaves names and question words out).
+    bool on_issue = true;
+    if (best_i >= 0) {
+      const std::set<std::string> issue = ContentStems(in.projection.issue);
+      if (!issue.empty()) {
+        on_issue = false;
+        for (const auto& w : ContentStems(in.evidence[best_i].text)) on_issue = on_issue || issue.count(w);
+      }
+    }
+    if (best_i < 0 || best < 0.3 || !on_issue) {
       out.abstained = true;
       out.answer = "I don't know: the evidence does not answer that.";
     } else if (newer_i >= 0) {

@@ -100,5 +100,75 @@ TEST_CASE("eval report writes JSON, Markdown and plots, accuracy only with a jud
   CHECK(expected >= 2);  // the offline answerer quotes the right message
 }
 
+TEST_CASE("eval report --config sends the stages to the configured endpoint and counts tokens",
+          "[eval][report]") {
+  testing::TempDir dir;
+  const std::string data = WriteDataset(dir);
+  testing::FakeModelServer fake;
+  fake.SetDefault([](const testing::FakeRequest& req) {
+    if (req.stage == "answer") {
+      return testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                         R"({"answer": "Lisbon", "abstain": false, "cited": []})")};
+    }
+    // Project: everyone, the question as the issue.
+    return testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                       R"({"rows": ["ALL"], "issue": "venue", "tense": "head"})")};
+  });
+  const std::string cfg = dir.Sub("speakermemd.conf");
+  std::ofstream(cfg) << "[model.answer]\nprovider = openai\nbase_url = " << fake.base_url()
+                     << "\nmodel = fake-answerer\n[model.project]\nprovider = openai\n"
+                     << "base_url = " << fake.base_url() << "\nmodel = fake-projector\n";
+  nlohmann::json r = RunReport("--config " + cfg + " " + data, dir.Sub("configured"));
+  CHECK(fake.count("answer") == 3);
+  CHECK(fake.count("project") >= 3);
+  CHECK(r["stages"]["answer"].get<std::string>().find("openai fake-answerer") == 0);
+  CHECK(r["stages"]["project"].get<std::string>().find("openai fake-projector") == 0);
+  CHECK(r["stages"]["select"] == "offline");
+  REQUIRE(r["tokens_per_question"].contains("answer"));
+  CHECK(r["tokens_per_question"]["answer"]["questions"] == 3);
+  CHECK(r["tokens_per_question"]["answer"]["mean"].get<double>() > 0);
+  CHECK(r["tokens_per_question"]["all"]["p95"].get<double>() >=
+        r["tokens_per_question"]["answer"]["mean"].get<double>());
+  std::ifstream md(dir.Sub("configured/report.md"));
+  std::stringstream ss;
+  ss << md.rdbuf();
+  CHECK(ss.str().find("## Model tokens per question") != std::string::npos);
+  CHECK(ss.str().find("| answer | openai fake-answerer") != std::string::npos);
+}
+
+TEST_CASE("a LoCoMo adversarial question is answered right by abstaining", "[eval][report]") {
+  testing::TempDir dir;
+  const std::string path = dir.Sub("locomo.json");
+  nlohmann::json conv = {
+      {"sample_id", "conv-x"},
+      {"conversation",
+       {{"speaker_a", "Ann"},
+        {"speaker_b", "Ben"},
+        {"session_1_date_time", "1:56 pm on 8 May, 2023"},
+        {"session_1",
+         {{{"speaker", "Ann"}, {"dia_id", "D1:1"}, {"text", "I adopted a puppy named Rex."}},
+          {{"speaker", "Ben"}, {"dia_id", "D1:2"}, {"text", "Lovely, I bought a new bike."}}}}}},
+      {"qa",
+       {{{"question", "What is the name of Ann's puppy?"}, {"answer", "Rex"},
+         {"evidence", {"D1:1"}}, {"category", 1}},
+        {{"question", "Which zebra did Ben ride at the circus in Lyon?"},
+         {"adversarial_answer", "the striped one"}, {"evidence", {"D1:2"}}, {"category", 5}}}}};
+  std::ofstream(path) << nlohmann::json::array({conv}).dump();
+  std::string cmd = std::string(SPEAKERMEM_CLI_PATH) + " eval report --format locomo --texts --out " +
+                    dir.Sub("out") + " " + path + " > " + dir.Sub("log") + " 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  nlohmann::json r = nlohmann::json::parse(std::ifstream(dir.Sub("out/report.json")));
+  bool seen = false;
+  for (const auto& a : r["answers"]) {
+    if (a["category"] != "5") continue;
+    seen = true;
+    CHECK(a["gold"].get<std::string>().find("abstention expected") != std::string::npos);
+    // The offline answerer finds nothing on zebras: it abstains, and that
+    // scores as right.
+    CHECK(a["token_f1"].get<double>() == Approx(1.0));
+  }
+  CHECK(seen);
+}
+
 }  // namespace
 }  // namespace speakermem
