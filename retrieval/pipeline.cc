@@ -263,7 +263,10 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   std::vector<size_t> order(pool.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::set<uint64_t> expanded;
-  auto select = [&](size_t max_anchors) -> absl::StatusOr<SelectOutput> {
+  // Select over `subset` (indices into the pool); the output's indices are
+  // mapped back to the pool.
+  auto select = [&](size_t max_anchors,
+                    const std::vector<size_t>& subset) -> absl::StatusOr<SelectOutput> {
     auto t = Clock::now();
     StageCall call;
     SelectInput in;
@@ -271,20 +274,28 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.projection = out.projection;
     in.max_anchors = max_anchors;
     in.row_selectivity = selectivity;
-    for (const auto& m : pool) {
+    for (size_t idx : subset) {
+      const storage::Message& m = pool[idx];
       auto it = recall_score.find(m.seq);
       in.candidates.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
                                         m.timestamp_ms,
                                         it == recall_score.end() ? 0.0 : it->second});
     }
     SM_ASSIGN_OR_RETURN(SelectOutput sel, stages_->select->Select(in, &call));
+    for (size_t& i : sel.ranking) i = subset[i];
+    for (size_t& i : sel.anchors) i = subset[i];
     Trace(&out, "select", t, call, max_anchors == 0 ? "re-select" : "");
     return sel;
+  };
+  auto everything = [&] {
+    std::vector<size_t> all(pool.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
   };
   if (req.stages && rp.select && req.mode == RecallMode::kHybrid && !pool.empty()) {
     for (int round = 0; round < (req.budgets.ask ? 2 : 1); ++round) {
       SM_ASSIGN_OR_RETURN(SelectOutput sel,
-                          select(req.budgets.expand ? req.budgets.expand_anchors : 0));
+                          select(req.budgets.expand ? req.budgets.expand_anchors : 0, everything()));
       order = sel.ranking;
       if (req.budgets.expand && !sel.anchors.empty()) {
         auto te = Clock::now();
@@ -294,9 +305,17 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
         Trace(&out, "expand", te, StageCall{},
               absl::StrCat(sel.anchors.size(), " anchors, ", pool.size() - before, " added"));
         if (pool.size() > before) {
-          // The neighbours compete with the pool for the top-k.
-          SM_ASSIGN_OR_RETURN(SelectOutput again, select(0));
-          order = again.ranking;
+          // The neighbours compete for the top-k: the current top-k and the
+          // neighbours are selected again (a smaller call than the whole
+          // pool); the rest of the first ranking follows.
+          std::vector<size_t> contest;
+          const size_t k = req.budgets.s1_top_k;
+          for (size_t r = 0; r < order.size() && r < k; ++r) contest.push_back(order[r]);
+          for (size_t i = before; i < pool.size(); ++i) contest.push_back(i);
+          SM_ASSIGN_OR_RETURN(SelectOutput again, select(0, contest));
+          std::vector<size_t> merged = again.ranking;
+          for (size_t r = k; r < order.size(); ++r) merged.push_back(order[r]);
+          order = std::move(merged);
         }
       }
       if (!req.budgets.ask || round == 1) break;
