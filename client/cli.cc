@@ -77,10 +77,11 @@ constexpr char kUsage[] =
     "      Append an operator correction to a record's chain (the Writer cannot undo it).\n"
     "  rederive --channel C [--timeout-ms N]\n"
     "      Rebuild the channel's System 2 from System 1 with the current Writer.\n"
-    "  eval rows [--md REPORT.md] PATH...\n"
+    "  eval rows [--config FILE] [--md REPORT.md] PATH...\n"
     "      System 2 rows: records per question, from_ids precision, coverage, empty\n"
     "      rows, with the relevance floors chosen leave-one-conversation-out.\n"
-    "  eval retrieval [--format auto|locomo|socialmem|jsonl] [--out REPORT.json]\n"
+    "  eval retrieval [--format auto|locomo|socialmem|jsonl] [--config FILE | --addr A]\n"
+    "      [--out REPORT.json]\n"
     "      [--md REPORT.md] PATH...   (embedded: ablation and leave-one-\n"
     "      conversation-out choice of every recall constant; with --addr:\n"
     "      bm25/dense/full recall of a running server)\n"
@@ -110,11 +111,12 @@ constexpr char kUsage[] =
     "  score-actions REQUEST.json|-\n"
     "      Score a candidate Writer output (validity, penalties, memory reward) with\n"
     "      the ScoreWriterActions RPC; REQUEST is a ScoreWriterActionsRequest in JSON.\n"
-    "  eval report --format locomo|socialmem|jsonl --out DIR [--config FILE]\n"
+    "  eval report --format locomo|socialmem|jsonl --out DIR [--config FILE | --addr A]\n"
     "              [--judge-url URL --judge-model M [--judge-key-env VAR]] [--texts] PATH...\n"
     "      Run a benchmark file end to end in an embedded instance configured like\n"
     "      speakermemd (--config FILE, then SPEAKERMEM_<SECTION>_<KEY> variables, e.g.\n"
-    "      the SPEAKERMEM_MODEL_* stage endpoints): the stages' providers and models,\n"
+    "      the SPEAKERMEM_MODEL_* stage endpoints), or a running server (--addr):\n"
+    "      the stages' providers and models,\n"
     "      recall@k per configuration (bm25, dense, full, full+s2), answers with\n"
     "      token-F1 (LoCoMo adversarial questions: an abstention is correct), judge\n"
     "      accuracy when a judge is given (SocialMem open-ended items by their\n"
@@ -680,6 +682,9 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   }
   if (!remote) {
     RecallStudyOptions o;
+    auto cfg = LoadEmbeddedConfig(args.Get("config"));
+    if (!cfg.ok()) return Fail(cfg.status());
+    o.memory = cfg->memory;
     o.json_out = args.Get("out");
     o.md_out = args.Get("md");
     return RunRecallStudy(convs, o);
@@ -1048,11 +1053,13 @@ int CmdScoreActions(client::Client* c, const Args& args) {
 int CmdEvalReport(const Args& args, int argc, char** argv) {
   if (args.positional.size() < 3) return Usage("eval report: give PATH...");
   if (!args.Has("out")) return Usage("eval report: give --out DIR");
-  if (args.Has("addr")) {
-    return Usage("eval report runs an embedded instance; drop --addr (use --config for the "
-                 "server's model configuration)");
+  if (args.Has("addr") && args.Has("config")) {
+    return Usage("eval report: --addr evaluates a running server with its own configuration; "
+                 "drop --config");
   }
   EvalReportOptions o;
+  o.addr = args.Get("addr");
+  o.api_key = args.Get("api-key");
   o.format = args.Get("format", "auto");
   o.out_dir = args.Get("out");
   o.config_file = args.Get("config");
@@ -1162,7 +1169,9 @@ int Main(int argc, char** argv) {
         if (!c.ok()) return Fail(c.status());
         for (auto& conv : *c) convs.push_back(std::move(conv));
       }
-      return RunRowsStudy(convs, args.Get("md"));
+      auto cfg = LoadEmbeddedConfig(args.Get("config"));
+      if (!cfg.ok()) return Fail(cfg.status());
+      return RunRowsStudy(convs, cfg->memory, args.Get("md"));
     }
     return Usage("eval: expected 'eval writer', 'eval retrieval', 'eval rows' or 'eval report'");
   }

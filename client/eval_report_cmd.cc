@@ -15,7 +15,9 @@
 #include "eval/metrics.h"
 #include "eval/report.h"
 #include "eval/retrieval_eval.h"
+#include "client/client.h"
 #include "server/config.h"
+#include "server/convert.h"
 
 extern char** environ;
 
@@ -28,20 +30,71 @@ int Fail(const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
+// The same query through a running server, as an engine result.
+absl::StatusOr<engine::QueryResult> RemoteQuery(client::Client* c, const std::string& channel,
+                                                const std::string& question,
+                                                const std::string& config, size_t k, bool answer,
+                                                const std::vector<std::string>& options) {
+  v1::QueryRequest req;
+  req.set_channel(channel);
+  req.set_question(question);
+  req.set_mode(config == "bm25" ? v1::BM25_ONLY : config == "dense" ? v1::DENSE_ONLY : v1::PIPELINE);
+  req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
+  req.mutable_budgets()->set_s1_recall_n(std::max<uint32_t>(40, static_cast<uint32_t>(k)));
+  for (const auto& opt : options) req.add_options(opt);
+  absl::StatusOr<v1::QueryResponse> r = answer ? c->Query(req) : c->Retrieve(req);
+  if (!r.ok()) return r.status();
+  engine::QueryResult out;
+  out.answer = r->answer();
+  out.abstained = r->abstained();
+  out.cited_ids.assign(r->cited_ids().begin(), r->cited_ids().end());
+  for (const auto& e : r->evidence()) {
+    retrieval::RetrievedMessage rm;
+    rm.message = server::FromProto(e.message(), e.message().seq());
+    rm.score = e.score();
+    rm.newer_than_memory = e.newer_than_memory();
+    out.pipeline.s1.push_back(std::move(rm));
+  }
+  for (const auto& row : r->rows()) {
+    retrieval::S2Row s2;
+    s2.row = row.row();
+    for (const auto& rec : row.records()) s2.records.push_back(server::FromProto(rec));
+    for (const auto& rec : row.sourced()) s2.sourced.push_back(server::FromProto(rec));
+    if (!row.fallback().message_id().empty()) {
+      s2.fallback = server::FromProto(row.fallback(), row.fallback().seq());
+    }
+    s2.empty = row.empty();
+    out.pipeline.s2.push_back(std::move(s2));
+  }
+  for (const auto& t : r->trace()) {
+    out.pipeline.trace.push_back(retrieval::StageTrace{t.stage(), t.latency_ms(), t.model_calls(),
+                                                       t.tokens_in(), t.tokens_out(), t.note()});
+  }
+  out.pipeline.evidence_pack = r->evidence_pack();
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<server::ServerConfig> LoadEmbeddedConfig(const std::string& config_file) {
+  server::ServerConfig config;
+  if (!config_file.empty()) {
+    if (absl::Status s = server::ApplyConfigFile(&config, config_file); !s.ok()) return s;
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  if (absl::Status s = server::ApplyEnvironment(&config, env); !s.ok()) return s;
+  config.memory.models = config.models;
+  return config;
+}
 
 int RunEvalReport(const EvalReportOptions& o) {
   absl::StatusOr<datasets::Format> format = datasets::ParseFormat(o.format);
   if (!format.ok()) return Fail(format.status());
   // The embedded instance is configured as speakermemd would be.
-  server::ServerConfig config;
-  if (!o.config_file.empty()) {
-    if (absl::Status s = server::ApplyConfigFile(&config, o.config_file); !s.ok()) return Fail(s);
-  }
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  if (absl::Status s = server::ApplyEnvironment(&config, env); !s.ok()) return Fail(s);
-  config.memory.models = config.models;
+  absl::StatusOr<server::ServerConfig> loaded = LoadEmbeddedConfig(o.config_file);
+  if (!loaded.ok()) return Fail(loaded.status());
+  const server::ServerConfig& config = *loaded;
   eval::ReportData data;
   data.dataset = o.format;
   data.socialmem = *format == datasets::Format::kSocialMem;
@@ -87,32 +140,65 @@ int RunEvalReport(const EvalReportOptions& o) {
   }
   const bool tty = isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
-  auto e = EmbeddedEngine::Open(config.memory);
-  if (!e.ok()) return Fail(e.status());
-  engine::Memory* mem = (*e)->memory();
   size_t total_msgs = 0;
   for (const auto& c : convs) total_msgs += c.messages.size();
-  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) and deriving System 2\n",
-               convs.size(), total_msgs);
-  for (const auto& c : convs) {
-    for (size_t i = 0; i < c.messages.size(); i += 500) {
-      std::vector<storage::Message> batch(c.messages.begin() + i,
-                                          c.messages.begin() + std::min(c.messages.size(), i + 500));
-      auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
-      if (!r.ok()) return Fail(r.status());
+  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) %s and deriving System 2\n",
+               convs.size(), total_msgs,
+               o.addr.empty() ? "into an embedded instance" : "into the server");
+  std::unique_ptr<EmbeddedEngine> embedded;
+  std::unique_ptr<client::Client> remote;
+  if (o.addr.empty()) {
+    auto e = EmbeddedEngine::Open(config.memory);
+    if (!e.ok()) return Fail(e.status());
+    embedded = std::move(*e);
+    engine::Memory* mem = embedded->memory();
+    for (const auto& c : convs) {
+      for (size_t i = 0; i < c.messages.size(); i += 500) {
+        std::vector<storage::Message> batch(
+            c.messages.begin() + i, c.messages.begin() + std::min(c.messages.size(), i + 500));
+        auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
+        if (!r.ok()) return Fail(r.status());
+      }
     }
-  }
-  for (const auto& c : convs) {
-    uint64_t newest = 0;
-    auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
-    if (!st.ok()) return Fail(st.status());
-  }
-  if (!mem->WaitForEmbeddings(std::chrono::minutes(30))) {
-    return Fail(absl::DeadlineExceededError("embeddings did not finish"));
+    for (const auto& c : convs) {
+      uint64_t newest = 0;
+      auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30),
+                           &newest);
+      if (!st.ok()) return Fail(st.status());
+    }
+    if (!mem->WaitForEmbeddings(std::chrono::minutes(30))) {
+      return Fail(absl::DeadlineExceededError("embeddings did not finish"));
+    }
+  } else {
+    // A running server, with its own configuration.
+    for (auto& [stage, what] : data.stage_models) what = "the server's configuration";
+    client::ClientOptions co;
+    co.addr = o.addr;
+    co.api_key = o.api_key;
+    remote = client::Client::Connect(co);
+    for (const auto& c : convs) {
+      std::vector<v1::DialogueMessage> msgs;
+      for (const auto& m : c.messages) {
+        v1::DialogueMessage w;
+        server::ToProto(m, c.channel, &w);
+        w.clear_seq();
+        msgs.push_back(std::move(w));
+      }
+      if (absl::Status s = remote->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) {
+        return Fail(s);
+      }
+      v1::FlushRequest f;
+      f.set_channel(c.channel);
+      f.set_wait(true);
+      f.set_timeout_ms(30 * 60 * 1000);
+      if (auto r = remote->Flush(f); !r.ok()) return Fail(r.status());
+    }
   }
   auto query = [&](const std::string& channel, const std::string& question,
                    const std::string& config, size_t k, bool answer,
-                   const std::vector<std::string>& options = {}) {
+                   const std::vector<std::string>& options = {})
+      -> absl::StatusOr<engine::QueryResult> {
+    if (remote) return RemoteQuery(remote.get(), channel, question, config, k, answer, options);
     engine::QueryParams p;
     p.options = options;
     p.channel = {storage::kDefaultTenant, channel};
@@ -123,7 +209,7 @@ int RunEvalReport(const EvalReportOptions& o) {
              : config == "dense" ? retrieval::RecallMode::kDense
                                  : retrieval::RecallMode::kHybrid;
     p.stages = config == "full" || config == "full+s2";
-    return mem->Query(p, answer);
+    return embedded->memory()->Query(p, answer);
   };
   auto progress = [&](const char* what) {
     auto phase_start = std::make_shared<std::chrono::steady_clock::time_point>();

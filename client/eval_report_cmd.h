@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "server/config.h"
+
 namespace speakermem::cli {
 
 struct EvalReportOptions {
@@ -14,6 +17,9 @@ struct EvalReportOptions {
   // speakermemd's config file for the embedded instance (models, retrieval,
   // writer); the SPEAKERMEM_<SECTION>_<KEY> environment applies over it.
   std::string config_file;
+  // A running server to evaluate instead (its own configuration applies).
+  std::string addr;
+  std::string api_key;
   std::string judge_url;  // empty: no judge
   std::string judge_model;
   std::string judge_key_env;
@@ -24,6 +30,11 @@ struct EvalReportOptions {
 
 // Returns the process exit code; errors are printed on stderr.
 int RunEvalReport(const EvalReportOptions& options);
+
+// speakermemd's configuration for an embedded instance: embedded defaults,
+// then `config_file` (when not empty), then the SPEAKERMEM_<SECTION>_<KEY>
+// environment. INVALID_ARGUMENT / NOT_FOUND as the config loader returns.
+absl::StatusOr<server::ServerConfig> LoadEmbeddedConfig(const std::string& config_file);
 
 }  // namespace speakermem::cli
 

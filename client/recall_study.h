@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "datasets/datasets.h"
+#include "engine/memory.h"
 
 namespace speakermem::cli {
 
 struct RecallStudyOptions {
+  engine::MemoryOptions memory;  // the embedded instance (models, writer)
   std::string json_out;  // empty: none
   std::string md_out;    // empty: none
   bool progress = true;  // progress lines on stderr

@@ -78,14 +78,15 @@ Figures Summarise(const std::vector<QuestionScore>& scores,
 
 class RowsStudy {
  public:
-  explicit RowsStudy(const std::vector<datasets::Conversation>& convs) : convs_(convs) {}
+  RowsStudy(const std::vector<datasets::Conversation>& convs, engine::MemoryOptions memory)
+      : convs_(convs), memory_(std::move(memory)) {}
 
   absl::Status Load() {
     size_t total = 0;
     for (const auto& c : convs_) total += c.messages.size();
     std::fprintf(stderr, "ingesting %zu conversations (%zu messages), deriving with the offline "
                  "Writer\n", convs_.size(), total);
-    absl::StatusOr<std::unique_ptr<EmbeddedEngine>> e = EmbeddedEngine::Open();
+    absl::StatusOr<std::unique_ptr<EmbeddedEngine>> e = EmbeddedEngine::Open(memory_);
     if (!e.ok()) return e.status();
     engine_ = std::move(*e);
     engine::Memory* m = engine_->memory();
@@ -163,6 +164,7 @@ class RowsStudy {
 
  private:
   const std::vector<datasets::Conversation>& convs_;
+  const engine::MemoryOptions memory_;
   std::unique_ptr<EmbeddedEngine> engine_;
 };
 
@@ -249,8 +251,8 @@ int RowsStudy::Run(const std::string& md_out) {
 }  // namespace
 
 int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
-                 const std::string& md_out) {
-  RowsStudy study(conversations);
+                 const engine::MemoryOptions& memory, const std::string& md_out) {
+  RowsStudy study(conversations, memory);
   return study.Run(md_out);
 }
 

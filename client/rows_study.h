@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datasets/datasets.h"
+#include "engine/memory.h"
 
 namespace speakermem::cli {
 
@@ -15,7 +16,7 @@ namespace speakermem::cli {
 // stdout (and to `md_out` when given). Returns the process exit code: 3 when
 // the compiled defaults are not the floors chosen on all conversations.
 int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
-                 const std::string& md_out);
+                 const engine::MemoryOptions& memory, const std::string& md_out);
 
 }  // namespace speakermem::cli
 

@@ -8,6 +8,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
+#include "tests/integration/test_server.h"
 #include "tests/test_util.h"
 
 namespace speakermem {
@@ -134,6 +135,20 @@ TEST_CASE("eval report --config sends the stages to the configured endpoint and 
   ss << md.rdbuf();
   CHECK(ss.str().find("## Model tokens per question") != std::string::npos);
   CHECK(ss.str().find("| answer | openai fake-answerer") != std::string::npos);
+}
+
+TEST_CASE("eval report --addr evaluates a running server", "[eval][report]") {
+  testing::TempDir dir;
+  const std::string data = WriteDataset(dir);
+  testing::TestServer ts;
+  nlohmann::json r = RunReport("--addr " + ts.addr() + " " + data, dir.Sub("remote"));
+  CHECK(r["stages"]["answer"] == "the server's configuration");
+  CHECK(r["qa"]["questions"] == 3);
+  CHECK(r["configs"]["bm25"]["recall"]["5"].get<double>() == Approx(100.0));
+  CHECK(r["configs"]["full"]["questions"] == 3);
+  // The server holds the conversation now.
+  auto msgs = testing::AllMessages(ts.client(), "team");
+  CHECK(msgs.size() == 4);
 }
 
 TEST_CASE("a LoCoMo adversarial question is answered right by abstaining", "[eval][report]") {
