@@ -689,66 +689,33 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
     o.md_out = args.Get("md");
     return RunRecallStudy(convs, o);
   }
+  // A running server: recall of its bm25, dense and full configurations.
   const bool tty = isatty(STDERR_FILENO);
-  std::unique_ptr<EmbeddedEngine> embedded;
-  std::unique_ptr<client::Client> client;
   size_t total_msgs = 0;
   for (const auto& c : convs) total_msgs += c.messages.size();
-  std::fprintf(stderr, "ingesting %zu conversations (%zu messages)%s\n", convs.size(), total_msgs,
-               remote ? " into the server" : " into an embedded instance");
-  if (remote) {
-    client::ClientOptions opts;
-    opts.addr = args.Get("addr");
-    opts.api_key = args.Get("api-key");
-    client = client::Client::Connect(opts);
-    for (const auto& c : convs) {
-      std::vector<v1::DialogueMessage> msgs;
-      for (const auto& m : c.messages) msgs.push_back(ToWire(m));
-      if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) return Fail(s);
-    }
-  } else {
-    auto e = EmbeddedEngine::Open();
-    if (!e.ok()) return Fail(e.status());
-    embedded = std::move(*e);
-    for (const auto& c : convs) {
-      for (size_t i = 0; i < c.messages.size(); i += 500) {
-        std::vector<storage::Message> batch(
-            c.messages.begin() + i, c.messages.begin() + std::min(c.messages.size(), i + 500));
-        auto r = embedded->memory()->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
-        if (!r.ok()) return Fail(r.status());
-      }
-    }
-    if (!embedded->memory()->WaitForEmbeddings(std::chrono::minutes(30))) {
-      return Fail(absl::DeadlineExceededError("embeddings did not finish"));
-    }
+  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) into the server\n", convs.size(),
+               total_msgs);
+  client::ClientOptions opts;
+  opts.addr = args.Get("addr");
+  opts.api_key = args.Get("api-key");
+  std::unique_ptr<client::Client> client = client::Client::Connect(opts);
+  for (const auto& c : convs) {
+    std::vector<v1::DialogueMessage> msgs;
+    for (const auto& m : c.messages) msgs.push_back(ToWire(m));
+    if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) return Fail(s);
   }
   eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
                                   const std::string& config,
                                   size_t k) -> absl::StatusOr<std::vector<std::string>> {
     std::vector<std::string> ids;
-    if (remote) {
-      v1::QueryRequest req;
-      req.set_channel(channel);
-      req.set_question(question);
-      req.set_mode(config == "bm25" ? v1::BM25_ONLY : config == "dense" ? v1::DENSE_ONLY : v1::PIPELINE);
-      req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
-      auto r = client->Retrieve(req);
-      if (!r.ok()) return r.status();
-      for (const auto& e : r->evidence()) ids.push_back(e.message().message_id());
-      return ids;
-    }
-    engine::QueryParams p;
-    p.channel = {storage::kDefaultTenant, channel};
-    p.question = question;
-    p.budgets.s1_top_k = static_cast<uint32_t>(k);
-    p.budgets.s1_recall_n = std::max<uint32_t>(40, static_cast<uint32_t>(k));
-    p.mode = config == "bm25"    ? retrieval::RecallMode::kBm25
-             : config == "dense" ? retrieval::RecallMode::kDense
-                                 : retrieval::RecallMode::kHybrid;
-    p.stages = config == "full";
-    auto r = embedded->memory()->Query(p, /*answer=*/false);
+    v1::QueryRequest req;
+    req.set_channel(channel);
+    req.set_question(question);
+    req.set_mode(config == "bm25" ? v1::BM25_ONLY : config == "dense" ? v1::DENSE_ONLY : v1::PIPELINE);
+    req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
+    auto r = client->Retrieve(req);
     if (!r.ok()) return r.status();
-    for (const auto& rm : r->pipeline.s1) ids.push_back(rm.message.message_id);
+    for (const auto& e : r->evidence()) ids.push_back(e.message().message_id());
     return ids;
   };
   auto start = std::chrono::steady_clock::now();

@@ -232,42 +232,32 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   // thousand heads: words on most heads say little about which ones matter,
   // and scoring stays bounded however large the channel grows.
   constexpr size_t kMaxLexicalHits = 1000;
-  std::vector<const std::vector<size_t>*> lists;
-  for (const auto& tkn : issue_set) {
-    auto it = snap->postings.find(tkn);
-    if (it != snap->postings.end()) lists.push_back(&it->second);
-  }
-  std::sort(lists.begin(), lists.end(),
-            [](const auto* a, const auto* b) { return a->size() < b->size(); });
-  std::unordered_set<size_t> lexical_hits;
-  for (const auto* l : lists) {
-    for (auto it = l->rbegin(); it != l->rend() && lexical_hits.size() < kMaxLexicalHits; ++it) {
-      lexical_hits.insert(*it);
+  auto hits_in = [&](const std::unordered_map<std::string, std::vector<size_t>>& postings) {
+    std::vector<const std::vector<size_t>*> lists;
+    for (const auto& tkn : issue_set) {
+      auto it = postings.find(tkn);
+      if (it != postings.end()) lists.push_back(&it->second);
     }
-  }
+    std::sort(lists.begin(), lists.end(),
+              [](const auto* a, const auto* b) { return a->size() < b->size(); });
+    std::unordered_set<size_t> hits;
+    for (const auto* l : lists) {
+      for (auto it = l->rbegin(); it != l->rend() && hits.size() < kMaxLexicalHits; ++it) {
+        hits.insert(*it);
+      }
+    }
+    return hits;
+  };
   // The hits by the bucket they fall in, so a row looks only at its own.
   std::unordered_map<std::string, std::vector<size_t>> hits_by_owner, hits_by_source;
-  for (size_t i : lexical_hits) {
+  for (size_t i : hits_in(snap->postings)) {
     hits_by_owner[records[i].owner].push_back(i);
     hits_by_source[records[i].source].push_back(i);
   }
   // Full tense: the same over every node, superseded ones too.
   std::unordered_map<std::string, std::vector<size_t>> node_hits_by_owner;
   if (full) {
-    std::vector<const std::vector<size_t>*> node_lists;
-    for (const auto& tkn : issue_set) {
-      auto it = snap->node_postings.find(tkn);
-      if (it != snap->node_postings.end()) node_lists.push_back(&it->second);
-    }
-    std::sort(node_lists.begin(), node_lists.end(),
-              [](const auto* a, const auto* b) { return a->size() < b->size(); });
-    std::unordered_set<size_t> node_hits;
-    for (const auto* l : node_lists) {
-      for (auto it = l->rbegin(); it != l->rend() && node_hits.size() < kMaxLexicalHits; ++it) {
-        node_hits.insert(*it);
-      }
-    }
-    for (size_t i : node_hits) node_hits_by_owner[records[i].owner].push_back(i);
+    for (size_t i : hits_in(snap->node_postings)) node_hits_by_owner[records[i].owner].push_back(i);
   }
   auto candidates = [&](const std::vector<size_t>& bucket_ids,
                         const std::unordered_map<std::string, std::vector<size_t>>& hits,

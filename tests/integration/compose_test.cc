@@ -6,6 +6,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/integration/test_server.h"
+#include "tests/integration/writer_script.h"
 
 namespace speakermem {
 namespace {
@@ -15,15 +16,8 @@ using testing::FakeReply;
 using testing::FlushWait;
 using testing::TestServer;
 
-std::string Actions(const nlohmann::json& actions) {
-  return FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump());
-}
-
-nlohmann::json Add(const std::string& owner, const std::string& source, const std::string& layer,
-                   const std::string& content) {
-  return {{"action", "ADD"}, {"owner", owner}, {"source", source}, {"layer", layer},
-          {"utype", "stance"}, {"content", content}};
-}
+using testing::Actions;
+using testing::Add;
 
 // Speakers with opaque ids, as SocialMem's p_... ids: the pack must show
 // their display names.

@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/integration/test_server.h"
+#include "tests/integration/writer_script.h"
 
 namespace speakermem {
 namespace {
@@ -18,15 +19,8 @@ using testing::FakeReply;
 using testing::FlushWait;
 using testing::TestServer;
 
-std::string Actions(const nlohmann::json& actions) {
-  return FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump());
-}
-
-nlohmann::json Add(const std::string& owner, const std::string& source, const std::string& layer,
-                   const std::string& content) {
-  return {{"action", "ADD"}, {"owner", owner}, {"source", source}, {"layer", layer},
-          {"utype", "stance"}, {"content", content}};
-}
+using testing::Actions;
+using testing::Add;
 
 void Ingest(client::Client* c, const std::string& channel,
             const std::vector<std::pair<std::string, std::string>>& lines, int offset,
