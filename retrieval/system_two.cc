@@ -296,6 +296,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     }
     return chain;
   };
+  std::vector<std::pair<size_t, uint64_t>> fallback_seqs;  // (row index, seq)
   for (const auto& row : rows) {
     S2Row s2;
     s2.row = row;
@@ -352,8 +353,8 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       }
     }
     if (s2.records.empty() && row != kRowGroup) {
-      // The person's best verbatim message on the issue, if it clears its
-      // own floor (same similarity as records').
+      // The person's best verbatim message on the issue: a fallback
+      // candidate, judged below with the others in one embedding call.
       LexicalQuery q;
       q.text = req.question + " " + p.issue;
       q.k = 1;
@@ -362,22 +363,36 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       q.only_speakers = {row};
       q.params.stem = true;
       std::vector<ScoredSeq> best = lexical_->Search(req.channel, q);
-      if (!best.empty()) {
-        SM_ASSIGN_OR_RETURN(std::vector<storage::Message> m,
-                            store_->GetMessagesBySeq(req.channel, {best.front().seq}));
-        if (!m.empty()) {
-          SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> mv,
-                              stages_->embed->Embed({m.front().text}, &call));
-          const double sc = Similarity(StemmedTokens(m.front().text), &mv.front());
-          if (sc >= fallback_floor) {
-            s2.fallback = m.front();
-            s2.fallback_score = sc;
-          }
-        }
-      }
+      if (!best.empty()) fallback_seqs.emplace_back(out->s2.size(), best.front().seq);
     }
-    s2.empty = s2.records.empty() && s2.sourced.empty() && !s2.fallback.has_value();
     out->s2.push_back(std::move(s2));
+  }
+  // Fallbacks clear their own floor (the same similarity as records').
+  if (!fallback_seqs.empty()) {
+    std::vector<uint64_t> seqs;
+    for (const auto& [row, seq] : fallback_seqs) seqs.push_back(seq);
+    SM_ASSIGN_OR_RETURN(std::vector<storage::Message> msgs,
+                        store_->GetMessagesBySeq(req.channel, seqs));
+    std::unordered_map<uint64_t, const storage::Message*> by_seq;
+    std::vector<std::string> texts;
+    for (const auto& m : msgs) {
+      by_seq[m.seq] = &m;
+      texts.push_back(m.text);
+    }
+    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vecs, stages_->embed->Embed(texts, &call));
+    std::unordered_map<uint64_t, const std::vector<float>*> vec_of;
+    for (size_t i = 0; i < msgs.size() && i < vecs.size(); ++i) vec_of[msgs[i].seq] = &vecs[i];
+    for (const auto& [row, seq] : fallback_seqs) {
+      auto m = by_seq.find(seq);
+      if (m == by_seq.end()) continue;
+      const double sc = Similarity(StemmedTokens(m->second->text), vec_of[seq]);
+      if (sc < fallback_floor) continue;
+      out->s2[row].fallback = *m->second;
+      out->s2[row].fallback_score = sc;
+    }
+  }
+  for (auto& row : out->s2) {
+    row.empty = row.records.empty() && row.sourced.empty() && !row.fallback.has_value();
   }
   Trace(out, "s2_rows", t, call, absl::StrCat(rows.size(), " rows, ", full ? "full" : "head"));
   return absl::OkStatus();
