@@ -112,7 +112,12 @@ class Study {
                                                 const std::string& question, const Setting& s);
   absl::Status Ingest();
   std::string AblationTable(const std::vector<Row>& rows) const;
-  std::string CategoryTable(const std::vector<Row>& rows) const;
+  // Recall at kTuningKs[ki] per (dataset, category).
+  std::string CategoryTable(const std::vector<Row>& rows, size_t ki) const;
+  // Each constant alone chosen leave-one-conversation-out, the others at
+  // their in-sample values: how well that constant's choice transfers.
+  absl::StatusOr<std::string> PerConstantLoo(eval::RecallTuner* tuner,
+                                             const eval::LooResult& loo) const;
   std::string LooTable(const eval::LooResult& loo) const;
   void Progress(const std::string& line) const {
     if (options_.progress) std::fprintf(stderr, "%s\n", line.c_str());
@@ -193,7 +198,7 @@ std::string Study::AblationTable(const std::vector<Row>& rows) const {
   return md;
 }
 
-std::string Study::CategoryTable(const std::vector<Row>& rows) const {
+std::string Study::CategoryTable(const std::vector<Row>& rows, size_t ki) const {
   std::set<std::pair<std::string, std::string>> cats;  // (dataset, category)
   for (const auto& q : rows.front().scores) cats.insert({convs_[q.conversation].dataset, q.category});
   std::string md = "| configuration |", rule = "|---|";
@@ -205,7 +210,7 @@ std::string Study::CategoryTable(const std::vector<Row>& rows) const {
   for (const auto& r : rows) {
     absl::StrAppend(&md, "| ", r.name, " |");
     for (const auto& [d, c] : cats) {
-      double v = Mean(r.scores, 1, [&, d = d, c = c](const QuestionScore& q) {
+      double v = Mean(r.scores, ki, [&, d = d, c = c](const QuestionScore& q) {
         return q.category == c && convs_[q.conversation].dataset == d;
       });
       absl::StrAppend(&md, absl::StrFormat(" %.2f |", v));
@@ -237,6 +242,43 @@ std::string Study::LooTable(const eval::LooResult& loo) const {
     absl::StrAppend(&md, absl::StrFormat(" **%g** |", loo.in_sample.at(c.name)));
   }
   md += " | |\n";
+  return md;
+}
+
+absl::StatusOr<std::string> Study::PerConstantLoo(eval::RecallTuner* tuner,
+                                                   const eval::LooResult& loo) const {
+  std::string md = "| constant | in-sample value | values chosen across folds |";
+  for (const auto& d : datasets_) absl::StrAppend(&md, " ", d, " in-sample | ", d, " LOO |");
+  md += "\n|---|---|---|";
+  for (size_t i = 0; i < datasets_.size(); ++i) md += "---|---|";
+  md += "\n";
+  absl::StatusOr<const std::vector<QuestionScore>*> in = tuner->Score(loo.in_sample);
+  if (!in.ok()) return in.status();
+  for (const auto& c : Constants()) {
+    std::vector<QuestionScore> held;
+    std::set<double> chosen;
+    for (size_t h = 0; h < convs_.size(); ++h) {
+      std::vector<bool> train(convs_.size(), true);
+      train[h] = false;
+      absl::StatusOr<Setting> s = tuner->Tune({c}, loo.in_sample, train, 1);
+      if (!s.ok()) return s.status();
+      chosen.insert(s->at(c.name));
+      absl::StatusOr<const std::vector<QuestionScore>*> sc = tuner->Score(*s);
+      if (!sc.ok()) return sc.status();
+      for (const auto& q : **sc) {
+        if (q.conversation == h) held.push_back(q);
+      }
+    }
+    std::string values;
+    for (double v : chosen) absl::StrAppend(&values, values.empty() ? "" : ", ", absl::StrFormat("%g", v));
+    absl::StrAppend(&md, "| ", c.name, " | ", absl::StrFormat("%g", loo.in_sample.at(c.name)),
+                    " | ", values, " |");
+    for (const auto& d : datasets_) {
+      auto of = [&](const QuestionScore& q) { return convs_[q.conversation].dataset == d; };
+      absl::StrAppend(&md, absl::StrFormat(" %.2f | %.2f |", Mean(**in, 1, of), Mean(held, 1, of)));
+    }
+    md += "\n";
+  }
   return md;
 }
 
@@ -344,13 +386,22 @@ int Study::Run() {
                   convs_.size(), " conversations; every figure is evidence recall@k in percent, "
                   "mean over questions with evidence.\n\n");
   absl::StrAppend(&md, "## Ablation\n\n", AblationTable(rows), "\n");
-  absl::StrAppend(&md, "## Recall@10 by category\n\n", CategoryTable(rows), "\n");
+  for (size_t ki = 0; ki < 3; ++ki) {
+    absl::StrAppend(&md, "## Recall@", eval::kTuningKs[ki], " by category\n\n",
+                    CategoryTable(rows, ki), "\n");
+  }
   absl::StrAppend(&md, "## Leave-one-conversation-out\n\n",
                   "Each row: the constants chosen by coordinate ascent (2 passes over the "
                   "grids, objective = mean over datasets of mean recall@10) on the other "
                   "conversations, and the held-out conversation's recall@10 with them, beside its "
                   "recall@10 with the constants chosen on all conversations.\n\n",
                   LooTable(*loo), "\n");
+  absl::StatusOr<std::string> per_constant = PerConstantLoo(&tuner, *loo);
+  if (!per_constant.ok()) return fail(per_constant.status());
+  absl::StrAppend(&md, "## Each constant's own leave-one-conversation-out figure\n\n",
+                  "Each row tunes that constant alone per fold (the others held at their "
+                  "in-sample values) and scores the held-out conversation; recall@10.\n\n",
+                  *per_constant, "\n");
   absl::StrAppend(&md, "Grids: ");
   for (const auto& c : Constants()) {
     std::string g;
