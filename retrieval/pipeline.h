@@ -1,5 +1,5 @@
-// The query pipeline (DESIGN 3): Project -> hybrid System 1 recall (BM25 +
-// dense, reciprocal rank fusion, row-aware boosting) -> Select -> Expand ->
+// The query pipeline (DESIGN 3): Project -> hybrid System 1 recall (stemmed
+// BM25F with context and feedback, fused with dense) -> Select -> Expand ->
 // Sufficiency/ASK -> top-k; System 2 rows per owner; Compose; Answer.
 #ifndef SPEAKERMEM_RETRIEVAL_PIPELINE_H_
 #define SPEAKERMEM_RETRIEVAL_PIPELINE_H_
