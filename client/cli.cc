@@ -1061,6 +1061,18 @@ int CmdEvalWriter(const Args& args) {
     if (!r.ok()) return Fail(r.status());
     double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), r->reference.entries).score;
     std::string name = args.positional[i].substr(args.positional[i].find_last_of('/') + 1);
+    if (args.Has("dump")) {
+      // Both states as JSON lines, for looking at what differs.
+      std::ofstream dump(args.Get("dump") + "/" + name + ".states.jsonl");
+      for (const auto* st : {&r->predicted, &r->reference}) {
+        for (const auto& e : st->entries) {
+          dump << nlohmann::json{{"state", st == &r->predicted ? "predicted" : "reference"},
+                                 {"owner", e.owner}, {"source", e.source}, {"layer", e.layer},
+                                 {"content", e.content}}.dump()
+               << "\n";
+        }
+      }
+    }
     out["trajectories"].push_back(
         {{"file", name},
          {"speaker_levenshtein", r->sl.score},

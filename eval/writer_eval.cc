@@ -253,6 +253,7 @@ absl::StatusOr<WriterEvalResult> EvaluateWriter(const Trajectory& t,
     SM_RETURN_IF_ERROR(service->Flush(ch, true, std::chrono::minutes(10)));
     service->Stop();
     SM_ASSIGN_OR_RETURN(DerivedState pred, ReadState(store.get(), ch));
+    res.predicted = pred;
     res.records = pred.entries.size();
     res.update_links = pred.edges.size();
     SM_ASSIGN_OR_RETURN(res.reference, ReplayReference(t, work_dir + ".reference"));

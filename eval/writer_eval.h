@@ -59,6 +59,7 @@ struct WriterEvalResult {
   double chain = 0;             // chain score of the UPDATE edges
   double memory_reward = 0;     // 0.80 x SL + 0.20 x chain
   DerivedState reference;       // the replayed reference
+  DerivedState predicted;       // what the Writer under test derived
   // Entries of the replayed reference that the file's recorded final state
   // does not have, and the other way round (0/0 when replay agrees).
   size_t reference_only_replayed = 0;

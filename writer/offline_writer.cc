@@ -97,7 +97,8 @@ bool IsAdverb(const std::string& w) {
       "actually", "still", "also", "just", "really", "never", "always", "already",
       "definitely", "usually", "often", "sometimes", "honestly", "probably", "totally",
       "mostly", "only", "even", "kinda", "finally", "secretly"};
-  return kAdverbs.contains(w);
+  // Manner adverbs ("genuinely", "really") are not verbs to conjugate.
+  return kAdverbs.contains(w) || (w.size() > 4 && absl::EndsWith(w, "ly"));
 }
 
 std::string ThirdPersonVerb(const std::string& verb) {
@@ -279,9 +280,13 @@ class OfflineWriter final : public WriterModel {
     }
     const bool group_subject = HasAny(toks, {"we", "us", "our", "everyone", "team", "group"}) ||
                                HasPhrase(toks, {"let", "s"});
+    // A decision or plan of the group: a decision word, or the group as the
+    // subject of a plan or need ("let's", "we'll", "we need"); "my team
+    // needs" is the speaker's own matter.
+    const bool own_group = HasPhrase(toks, {"my", "team"}) || HasPhrase(toks, {"my", "group"});
     if (!question && (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
                       HasPhrase(toks, {"we", "ll"}) || HasPhrase(toks, {"we", "will"}) ||
-                      (HasAny(toks, {"we", "team", "group"}) &&
+                      (!own_group && HasAny(toks, {"we", "team", "group"}) &&
                        HasAny(toks, {"need", "needs", "must", "require", "requires"})))) {
       a->owner = kGroupOwner;
       a->layer = "interaction";

@@ -47,6 +47,24 @@ TEST_CASE("offline Writer: first-person stances go to the speaker's core", "[wri
   CHECK(a[0].content == "Bob prefers concise checklists");
 }
 
+TEST_CASE("offline Writer: a manner adverb after 'I' is not conjugated", "[writer]") {
+  auto a = Write({Msg("bob", "I genuinely enjoy long train rides.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Bob genuinely enjoys long train rides");
+}
+
+TEST_CASE("offline Writer: the speaker's own team needing something is not a group plan",
+          "[writer]") {
+  auto a = Write({Msg("chen", "My team needs the projector for the whole week of the launch.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "chen");
+  CHECK(a[0].layer == "core");
+  auto b = Write({Msg("chen", "We need the projector for the whole week of the launch.")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+}
+
 TEST_CASE("offline Writer: first-person facts go to the speaker's core", "[writer]") {
   auto a = Write({Msg("dana", "I'm vegetarian and my sister lives in Lisbon")});
   REQUIRE(a.size() == 1);
