@@ -84,7 +84,7 @@ Bm25Index::Weights Bm25Index::QueryWeights(absl::string_view text, bool stem) co
 }
 
 void Bm25Index::Score(const Weights& weights, const std::vector<uint32_t>& speakers,
-                      double speaker_weight, std::vector<float>* scores,
+                      double speaker_weight, uint32_t first_doc, std::vector<float>* scores,
                       std::vector<uint32_t>* touched) const {
   const size_t n = seqs_.size();
   const float avgdl = static_cast<float>(total_length_) / static_cast<float>(n);
@@ -96,7 +96,11 @@ void Bm25Index::Score(const Weights& weights, const std::vector<uint32_t>& speak
   for (const auto& [term, qw] : weights) {
     const auto& plist = postings_[term];
     const float idf = Idf(n, plist.size());
-    for (const Posting& p : plist) {
+    // Postings are in document order: skip straight to first_doc.
+    auto from = std::lower_bound(plist.begin(), plist.end(), first_doc,
+                                 [](const Posting& p, uint32_t d) { return p.id < d; });
+    for (auto it = from; it != plist.end(); ++it) {
+      const Posting& p = *it;
       const float tf = static_cast<float>(p.tf);
       const float norm = k1 * (1.0f - b + b * static_cast<float>(lengths_[p.id]) / avgdl);
       add(p.id, static_cast<float>(qw) * idf * tf * (k1 + 1.0f) / (tf + norm));
@@ -108,7 +112,9 @@ void Bm25Index::Score(const Weights& weights, const std::vector<uint32_t>& speak
   for (uint32_t sid : speakers) {
     const auto& docs = docs_of_speaker_[sid];
     const float v = static_cast<float>(speaker_weight) * Idf(n, docs.size());
-    for (uint32_t doc : docs) add(doc, v);
+    for (auto it = std::lower_bound(docs.begin(), docs.end(), first_doc); it != docs.end(); ++it) {
+      add(*it, v);
+    }
   }
 }
 
@@ -223,12 +229,21 @@ std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
   thread_local std::vector<uint32_t> touched;
   scores.assign(n, 0.0f);
   touched.clear();
-  Score(weights, named, p.speaker_weight, &scores, &touched);
+  // Only messages after after_seq can count: when documents arrived in seq
+  // order they are a suffix of the document ids (the unwritten tail of a
+  // live channel), and scoring starts there instead of at the beginning.
+  uint32_t first_doc = 0;
+  if (q.after_seq != 0 && in_seq_order_) {
+    first_doc = static_cast<uint32_t>(
+        std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(q.after_seq, UINT32_MAX)) -
+        by_seq_.begin());
+  }
+  Score(weights, named, p.speaker_weight, first_doc, &scores, &touched);
   if (p.prf_weight > 0 && !weights.empty()) {
     Weights expanded = Feedback(weights, scores, touched, q);
     for (uint32_t doc : touched) scores[doc] = 0.0f;
     touched.clear();
-    Score(expanded, named, p.speaker_weight, &scores, &touched);
+    Score(expanded, named, p.speaker_weight, first_doc, &scores, &touched);
   }
   if (p.context_weight > 0 && p.context_window > 0) AddContext(q, &scores, &touched);
 

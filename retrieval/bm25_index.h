@@ -100,9 +100,10 @@ class Bm25Index {
 
   uint32_t Intern(std::string term);
   Weights QueryWeights(absl::string_view text, bool stem) const;
-  // Adds BM25 (+ speaker field) scores of `weights` into scores/touched.
+  // Adds BM25 (+ speaker field) scores of `weights` into scores/touched,
+  // for documents from `first_doc` on.
   void Score(const Weights& weights, const std::vector<uint32_t>& speakers, double speaker_weight,
-             std::vector<float>* scores, std::vector<uint32_t>* touched) const;
+             uint32_t first_doc, std::vector<float>* scores, std::vector<uint32_t>* touched) const;
   Weights Feedback(const Weights& weights, const std::vector<float>& scores,
                    const std::vector<uint32_t>& touched, const LexicalQuery& q) const;
   void AddContext(const LexicalQuery& q, std::vector<float>* scores,

@@ -202,17 +202,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     if (r != kRowAll && r != kRowGroup) people.insert(r);
   }
   std::vector<std::string> row_ids(people.begin(), people.end());
-  // How selective naming these people is: the share of the channel's
-  // messages they did not write. In a two-person chat naming one of them
-  // says little about where the evidence is; in a group it says a lot.
-  uint64_t all_msgs = 0, their_msgs = 0;
-  for (const auto& e : roster_entries) {
-    all_msgs += e.message_count;
-    if (people.count(e.speaker_id)) their_msgs += e.message_count;
-  }
-  const double selectivity =
-      all_msgs == 0 ? 0 : 1.0 - static_cast<double>(their_msgs) / static_cast<double>(all_msgs);
-
+  // (How selective naming them is enters through the speaker field's idf.)
 
   // 2. System 1 recall: the pool is the best s1_recall_n in range.
   SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled, Recall(req, out.projection, row_ids, &out));
@@ -273,7 +263,6 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.question = req.question;
     in.projection = out.projection;
     in.max_anchors = max_anchors;
-    in.row_selectivity = selectivity;
     for (size_t idx : subset) {
       const storage::Message& m = pool[idx];
       auto it = recall_score.find(m.seq);

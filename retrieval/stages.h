@@ -69,9 +69,6 @@ struct SelectInput {
   Projection projection;
   std::vector<Candidate> candidates;
   size_t max_anchors = 2;
-  // Share of the channel's messages not written by the projected people
-  // (0 when no person is named): how much "said by them" should count.
-  double row_selectivity = 0;
 };
 
 struct SelectOutput {

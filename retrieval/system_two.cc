@@ -187,9 +187,8 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   // Similarity of a record to the issue: half dense, half lexical overlap
   // (the share of issue words the record contains). Memoised: a record can
   // be a candidate of two rows (owner and source).
-  // `toks` may be unsorted and repeat words; `vec` may be null.
-  auto Similarity = [&](std::vector<std::string> toks, const std::vector<float>* vec) {
-    std::sort(toks.begin(), toks.end());
+  // `toks` sorted (the snapshot's are sorted and unique); `vec` may be null.
+  auto Similarity = [&](const std::vector<std::string>& toks, const std::vector<float>* vec) {
     double lex = 0;
     for (const auto& tkn : issue_set) lex += std::binary_search(toks.begin(), toks.end(), tkn);
     lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
@@ -385,7 +384,9 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     for (const auto& [row, seq] : fallback_seqs) {
       auto m = by_seq.find(seq);
       if (m == by_seq.end()) continue;
-      const double sc = Similarity(StemmedTokens(m->second->text), vec_of[seq]);
+      std::vector<std::string> toks = StemmedTokens(m->second->text);
+      std::sort(toks.begin(), toks.end());
+      const double sc = Similarity(toks, vec_of[seq]);
       if (sc < fallback_floor) continue;
       out->s2[row].fallback = *m->second;
       out->s2[row].fallback_score = sc;

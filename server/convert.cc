@@ -183,6 +183,18 @@ void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out) {
   out->set_parked_ms(p.parked_ms);
 }
 
+void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::time_point deadline,
+                     engine::QueryParams* p) {
+  p->system2 = !req.no_s2();
+  if (!req.fresh()) return;
+  p->fresh = true;
+  const std::chrono::milliseconds wait(req.fresh_timeout_ms() == 0 ? 30000 : req.fresh_timeout_ms());
+  // gRPC's "no deadline" is a time point far off: the wait then decides.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::system_clock::now());
+  p->fresh_timeout = std::max(std::chrono::milliseconds(0), std::min(wait, left));
+}
+
 void ToProto(const engine::QueryResult& r, const std::string& channel,
              const std::string& question, v1::QueryResponse* out) {
   (void)question;

@@ -1,10 +1,13 @@
 // Conversions between the wire contract (speakermem.v1) and domain types, and
-// the one place absl::Status becomes grpc::Status. Included only by server
-// .cc files.
+// the one place absl::Status becomes grpc::Status. Included by server .cc
+// files and by the tools and tests that speak the wire contract; never by a
+// widely included header.
 #ifndef SPEAKERMEM_SERVER_CONVERT_H_
 #define SPEAKERMEM_SERVER_CONVERT_H_
 
 #include <grpcpp/support/status.h>
+
+#include <chrono>
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
@@ -32,6 +35,10 @@ void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out);
 // "core" <-> CORE etc.; "" for LAYER_UNSPECIFIED / unknown.
 std::string LayerName(v1::Layer layer);
 v1::Layer LayerEnum(const std::string& name);
+// The request's no_s2 and strict-freshness flags onto `p`; the wait for the
+// Writer is fresh_timeout_ms (0: 30 s) and never past `deadline`.
+void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::time_point deadline,
+                     engine::QueryParams* p);
 void ToProto(const engine::QueryResult& r, const std::string& channel,
              const std::string& question, v1::QueryResponse* out);
 // A record given by a client (e.g. a Writer pre-state to score); the layer

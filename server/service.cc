@@ -515,16 +515,7 @@ class Service final : public ServiceBase {
       default:
         p.mode = retrieval::RecallMode::kHybrid;
     }
-    p.system2 = !req.no_s2();
-    if (req.fresh()) {
-      p.fresh = true;
-      auto wait = std::chrono::milliseconds(req.fresh_timeout_ms() == 0 ? 30000
-                                                                         : req.fresh_timeout_ms());
-      // Within the call's deadline too (gRPC's "infinite" deadline is far off).
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          ctx->deadline() - std::chrono::system_clock::now());
-      p.fresh_timeout = std::max(std::chrono::milliseconds(0), std::min(wait, left));
-    }
+    ApplyQueryFlags(req, ctx->deadline(), &p);
     std::unique_ptr<Limiter::QuerySlot> slot;
     if (absl::Status s = limiter_->AcquireQuery(&slot); !s.ok()) return s;
     if (query_models_ && (p.stages || answer)) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/datasets.h"
+#include "server/convert.h"
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/integration/test_server.h"
@@ -27,12 +28,7 @@ std::vector<v1::DialogueMessage> Session(const std::string& session) {
     for (const auto& m : c.messages) {
       if (m.session != session) continue;
       v1::DialogueMessage w;
-      w.set_message_id(m.message_id);
-      w.set_speaker(m.speaker);
-      w.set_text(m.text);
-      w.set_timestamp_ms(m.timestamp_ms);
-      w.set_session(m.session);
-      w.set_turn(m.turn);
+      server::ToProto(m, "", &w);  // the loader's message, as a client sends it
       out.push_back(std::move(w));
     }
   }

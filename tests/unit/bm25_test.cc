@@ -236,6 +236,31 @@ TEST_CASE("Pseudo-relevance feedback finds a message that shares no query word",
   CHECK(found.count(4) == 0);
 }
 
+TEST_CASE("after_seq keeps only later messages, scored as in the full search", "[bm25]") {
+  for (bool in_order : {true, false}) {
+    INFO(in_order);
+    Bm25Index index;
+    const std::vector<uint64_t> seqs =
+        in_order ? std::vector<uint64_t>{1, 2, 3, 4, 5} : std::vector<uint64_t>{1, 4, 2, 5, 3};
+    for (uint64_t seq : seqs) {
+      index.Add(Msg(seq, seq % 2 ? "venue in Porto" : "venue booked", seq % 2 ? "ann" : "bob"));
+    }
+    LexicalQuery all = Q("venue Porto");
+    all.named_speakers = {"ann"};
+    all.params.speaker_weight = 1.0;
+    LexicalQuery tail = all;
+    tail.after_seq = 3;
+    std::map<uint64_t, double> full;
+    for (const auto& h : index.Search(all)) full[h.seq] = h.score;
+    auto hits = index.Search(tail);
+    REQUIRE(hits.size() == 2);
+    for (const auto& h : hits) {
+      CHECK(h.seq > 3);
+      CHECK(h.score == Approx(full[h.seq]).epsilon(1e-6));
+    }
+  }
+}
+
 TEST_CASE("LexicalIndex keeps channels apart", "[bm25]") {
   LexicalIndex index;
   storage::ChannelRef a{"t", "a"}, b{"t", "b"}, other_tenant{"u", "a"};
