@@ -206,29 +206,25 @@ bool Bm25Index::Admits(uint32_t doc, const LexicalQuery& q,
   return only.empty() || std::find(only.begin(), only.end(), speakers_[doc]) != only.end();
 }
 
-std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
-  std::vector<ScoredSeq> out;
+std::vector<uint32_t> Bm25Index::SpeakerIds(const std::vector<std::string>& names) const {
+  std::vector<uint32_t> ids;
+  for (const auto& sp : names) {
+    auto it = speaker_ids_.find(sp);
+    if (it != speaker_ids_.end()) ids.push_back(it->second);
+  }
+  return ids;
+}
+
+bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
+                           std::vector<uint32_t>* touched) const {
   const size_t n = seqs_.size();
-  if (n == 0 || q.k == 0) return out;
-  auto intern = [&](const std::vector<std::string>& names) {
-    std::vector<uint32_t> ids;
-    for (const auto& sp : names) {
-      auto it = speaker_ids_.find(sp);
-      if (it != speaker_ids_.end()) ids.push_back(it->second);
-    }
-    return ids;
-  };
-  const std::vector<uint32_t> only = intern(q.only_speakers);
-  if (!q.only_speakers.empty() && only.empty()) return out;
-  const std::vector<uint32_t> named = intern(q.named_speakers);
+  if (n == 0) return false;
+  const std::vector<uint32_t> named = SpeakerIds(q.named_speakers);
   const LexicalParams& p = q.params;
   Weights weights = QueryWeights(q.text, p.stem);
-  if (weights.empty() && (named.empty() || p.speaker_weight <= 0)) return out;
-
-  thread_local std::vector<float> scores;
-  thread_local std::vector<uint32_t> touched;
-  scores.assign(n, 0.0f);
-  touched.clear();
+  if (weights.empty() && (named.empty() || p.speaker_weight <= 0)) return false;
+  scores->assign(n, 0.0f);
+  touched->clear();
   // Only messages after after_seq can count: when documents arrived in seq
   // order they are a suffix of the document ids (the unwritten tail of a
   // live channel), and scoring starts there instead of at the beginning.
@@ -238,15 +234,25 @@ std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
         std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(q.after_seq, UINT32_MAX)) -
         by_seq_.begin());
   }
-  Score(weights, named, p.speaker_weight, first_doc, &scores, &touched);
+  Score(weights, named, p.speaker_weight, first_doc, scores, touched);
   if (p.prf_weight > 0 && !weights.empty()) {
-    Weights expanded = Feedback(weights, scores, touched, q);
-    for (uint32_t doc : touched) scores[doc] = 0.0f;
-    touched.clear();
-    Score(expanded, named, p.speaker_weight, first_doc, &scores, &touched);
+    Weights expanded = Feedback(weights, *scores, *touched, q);
+    for (uint32_t doc : *touched) (*scores)[doc] = 0.0f;
+    touched->clear();
+    Score(expanded, named, p.speaker_weight, first_doc, scores, touched);
   }
-  if (p.context_weight > 0 && p.context_window > 0) AddContext(q, &scores, &touched);
+  if (p.context_weight > 0 && p.context_window > 0) AddContext(q, scores, touched);
+  return true;
+}
 
+std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
+  std::vector<ScoredSeq> out;
+  if (q.k == 0) return out;
+  const std::vector<uint32_t> only = SpeakerIds(q.only_speakers);
+  if (!q.only_speakers.empty() && only.empty()) return out;
+  thread_local std::vector<float> scores;
+  thread_local std::vector<uint32_t> touched;
+  if (!ScoreQuery(q, &scores, &touched)) return out;
   out.reserve(touched.size());
   for (uint32_t doc : touched) {
     if (scores[doc] > 0 && Admits(doc, q, only)) out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
@@ -259,6 +265,32 @@ std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
     out.resize(q.k);
   }
   std::sort(out.begin(), out.end(), better);
+  return out;
+}
+
+std::map<std::string, ScoredSeq> Bm25Index::BestPerSpeaker(const LexicalQuery& q) const {
+  std::map<std::string, ScoredSeq> out;
+  const std::vector<uint32_t> only = SpeakerIds(q.only_speakers);
+  if (only.empty()) return out;
+  thread_local std::vector<float> scores;
+  thread_local std::vector<uint32_t> touched;
+  if (!ScoreQuery(q, &scores, &touched)) return out;
+  std::map<uint32_t, ScoredSeq> best;
+  for (uint32_t doc : touched) {
+    if (scores[doc] <= 0 || !Admits(doc, q, only)) continue;
+    ScoredSeq hit{seqs_[doc], scores[doc]};
+    auto [it, fresh] = best.emplace(speakers_[doc], hit);
+    if (!fresh && (hit.score > it->second.score ||
+                   (hit.score == it->second.score && hit.seq < it->second.seq))) {
+      it->second = hit;
+    }
+  }
+  for (const auto& name : q.only_speakers) {
+    auto id = speaker_ids_.find(name);
+    if (id == speaker_ids_.end()) continue;
+    auto b = best.find(id->second);
+    if (b != best.end()) out.emplace(name, b->second);
+  }
   return out;
 }
 
@@ -293,6 +325,14 @@ void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
   for (const auto& m : messages) {
     if (m.seq != 0) shard->index->Add(m);
   }
+}
+
+std::map<std::string, ScoredSeq> LexicalIndex::BestPerSpeaker(
+    const storage::ChannelRef& channel, const LexicalQuery& query) const {
+  const Shard* shard = Find(channel);
+  if (shard == nullptr) return {};
+  std::shared_lock<std::shared_mutex> lock(shard->mu);
+  return shard->index->BestPerSpeaker(query);
 }
 
 std::vector<ScoredSeq> LexicalIndex::Search(const storage::ChannelRef& channel,

@@ -89,6 +89,11 @@ class Bm25Index {
   // only_speakers non-empty only theirs.
   std::vector<ScoredSeq> Search(const LexicalQuery& query) const;
 
+  // Each of query.only_speakers' best document (what Search with that one
+  // speaker and k 1 would return), from one scoring pass; speakers without
+  // a matching document are absent. Keyed by speaker id.
+  std::map<std::string, ScoredSeq> BestPerSpeaker(const LexicalQuery& query) const;
+
   size_t size() const { return seqs_.size(); }
 
  private:
@@ -99,6 +104,11 @@ class Bm25Index {
   using Weights = std::vector<std::pair<uint32_t, double>>;  // term id -> query weight
 
   uint32_t Intern(std::string term);
+  std::vector<uint32_t> SpeakerIds(const std::vector<std::string>& names) const;
+  // Scores every document for `q` (BM25, speaker field, feedback, context)
+  // into scores/touched; false when nothing can match.
+  bool ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
+                  std::vector<uint32_t>* touched) const;
   Weights QueryWeights(absl::string_view text, bool stem) const;
   // Adds BM25 (+ speaker field) scores of `weights` into scores/touched,
   // for documents from `first_doc` on.
@@ -145,6 +155,9 @@ class LexicalIndex {
   // Searches the channel (Bm25Index::Search); empty for an unknown channel.
   std::vector<ScoredSeq> Search(const storage::ChannelRef& channel,
                                 const LexicalQuery& query) const;
+  // Bm25Index::BestPerSpeaker of the channel; empty for an unknown channel.
+  std::map<std::string, ScoredSeq> BestPerSpeaker(const storage::ChannelRef& channel,
+                                                  const LexicalQuery& query) const;
 
   size_t ChannelCount() const;
   // Rebuilds a channel's index from `messages` (after deletions or edits),

@@ -295,6 +295,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     }
     return chain;
   };
+  std::vector<size_t> fallback_rows;                        // rows with no record
   std::vector<std::pair<size_t, uint64_t>> fallback_seqs;  // (row index, seq)
   for (const auto& row : rows) {
     S2Row s2;
@@ -351,22 +352,26 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
         s2.sourced.push_back(records[sourced[k].second]);
       }
     }
-    if (s2.records.empty() && row != kRowGroup) {
-      // The person's best verbatim message on the issue: a fallback
-      // candidate, judged below with the others in one embedding call.
-      LexicalQuery q;
-      q.text = req.question + " " + p.issue;
-      q.k = 1;
-      q.start_ms = req.start_ms;
-      q.end_ms = req.end_ms;
-      q.only_speakers = {row};
-      q.params.stem = true;
-      std::vector<ScoredSeq> best = lexical_->Search(req.channel, q);
-      if (!best.empty()) fallback_seqs.emplace_back(out->s2.size(), best.front().seq);
-    }
+    if (s2.records.empty() && row != kRowGroup) fallback_rows.push_back(out->s2.size());
     out->s2.push_back(std::move(s2));
   }
-  // Fallbacks clear their own floor (the same similarity as records').
+  // Rows without records: each person's best verbatim message on the issue
+  // (one scoring pass for all of them) is a fallback candidate.
+  if (!fallback_rows.empty()) {
+    LexicalQuery q;
+    q.text = req.question + " " + p.issue;
+    q.start_ms = req.start_ms;
+    q.end_ms = req.end_ms;
+    q.params.stem = true;
+    for (size_t r : fallback_rows) q.only_speakers.push_back(out->s2[r].row);
+    std::map<std::string, ScoredSeq> best = lexical_->BestPerSpeaker(req.channel, q);
+    for (size_t r : fallback_rows) {
+      auto it = best.find(out->s2[r].row);
+      if (it != best.end()) fallback_seqs.emplace_back(r, it->second.seq);
+    }
+  }
+  // Fallbacks clear their own floor (the same similarity as records'), judged
+  // with one embedding call.
   if (!fallback_seqs.empty()) {
     std::vector<uint64_t> seqs;
     for (const auto& [row, seq] : fallback_seqs) seqs.push_back(seq);

@@ -261,6 +261,35 @@ TEST_CASE("after_seq keeps only later messages, scored as in the full search", "
   }
 }
 
+TEST_CASE("BestPerSpeaker equals a one-speaker search of each", "[bm25]") {
+  Bm25Index index;
+  index.Add(Msg(1, "the venue in Porto is lovely", "ann", "s1"));
+  index.Add(Msg(2, "Porto venue booked for May", "bob", "s1"));
+  index.Add(Msg(3, "I prefer the Lisbon venue", "ann", "s1"));
+  index.Add(Msg(4, "no idea about venues", "cy", "s1"));
+  index.Add(Msg(5, "lunch?", "dee", "s1"));
+  LexicalQuery q = Q("Porto venue");
+  q.params.stem = true;
+  q.params.context_weight = 0.5;
+  q.only_speakers = {"ann", "bob", "cy", "dee", "nobody"};
+  auto best = index.BestPerSpeaker(q);
+  for (const std::string who : {"ann", "bob", "cy", "dee"}) {
+    INFO(who);
+    LexicalQuery one = q;
+    one.only_speakers = {who};
+    one.k = 1;
+    auto hits = index.Search(one);
+    if (hits.empty()) {
+      CHECK(best.count(who) == 0);
+      continue;
+    }
+    REQUIRE(best.count(who) == 1);
+    CHECK(best.at(who).seq == hits[0].seq);
+    CHECK(best.at(who).score == Approx(hits[0].score));
+  }
+  CHECK(best.count("nobody") == 0);
+}
+
 TEST_CASE("LexicalIndex keeps channels apart", "[bm25]") {
   LexicalIndex index;
   storage::ChannelRef a{"t", "a"}, b{"t", "b"}, other_tenant{"u", "a"};
