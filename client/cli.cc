@@ -25,6 +25,7 @@
 #include "client/embedded_engine.h"
 #include "client/recall_study.h"
 #include "client/rows_study.h"
+#include "client/writer_study.h"
 #include "client/eval_report_cmd.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
@@ -123,11 +124,14 @@ constexpr char kUsage[] =
     "      category's rubric), MeanQ/MeanN with a bootstrap CI, model tokens per\n"
     "      question by stage, Retrieve latency; writes DIR/report.json,\n"
     "      DIR/report.md and PNG plots (--texts: question, gold and answer texts).\n"
-    "  eval writer [--dump DIR] TRAJECTORY.json...\n"
+    "  eval writer [--md FILE] [--dump DIR] TRAJECTORY.json...\n"
     "      Replay reference Writer trajectories through the offline Writer (embedded\n"
-    "      store in a temporary directory; no server needed) and score the final state\n"
-    "      with SpeakerLevenshtein beside the one-record-per-message baseline\n"
-    "      (--dump: both states per trajectory as JSON lines in DIR).\n"
+    "      store in a temporary directory; no server needed), choose its constants\n"
+    "      leave-one-network-out and score each network with the constants chosen\n"
+    "      on the others: SpeakerLevenshtein, chain score and memory reward beside\n"
+    "      the one-record-per-message baseline, and the records' shape (--dump: both\n"
+    "      states per trajectory as JSON lines in DIR). Exit 3: the compiled\n"
+    "      defaults are not the constants chosen on all trajectories.\n"
     "\n"
     "global flags: --addr (env SPEAKERMEM_ADDR, default 127.0.0.1:50151),\n"
     "  --api-key (env SPEAKERMEM_API_KEY), --json (print JSON instead of text),\n"
@@ -1044,86 +1048,12 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
 
 int CmdEvalWriter(const Args& args) {
   if (args.positional.size() < 3) return Usage("eval writer: give TRAJECTORY files");
-  char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return Fail(absl::InternalError("mkdtemp failed"));
-  std::string work = tmpl;
-  if (!args.Has("json")) {
-    std::printf("%-28s %8s %8s %8s %8s %8s %8s %8s %8s %6s\n", "trajectory", "SL", "baseline",
-                "chain", "memory", "records", "ref", "updates", "ref upd", "calls");
-  }
-  double sum_off = 0, sum_base = 0, sum_chain = 0, sum_mem = 0;
-  size_t disagree = 0, ref_rejected = 0;
-  int n = 0;
-  nlohmann::json out = {{"trajectories", nlohmann::json::array()}};
-  for (size_t i = 2; i < args.positional.size(); ++i) {
-    auto t = eval::LoadTrajectory(args.positional[i]);
-    if (!t.ok()) return Fail(t.status());
-    auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work + "/db");
-    if (!r.ok()) return Fail(r.status());
-    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), r->reference.entries).score;
-    std::string name = args.positional[i].substr(args.positional[i].find_last_of('/') + 1);
-    if (args.Has("dump")) {
-      // Both states as JSON lines, for looking at what differs.
-      std::ofstream dump(args.Get("dump") + "/" + name + ".states.jsonl");
-      for (const auto* st : {&r->predicted, &r->reference}) {
-        for (const auto& e : st->entries) {
-          dump << nlohmann::json{{"state", st == &r->predicted ? "predicted" : "reference"},
-                                 {"owner", e.owner}, {"source", e.source}, {"layer", e.layer},
-                                 {"content", e.content}}.dump()
-               << "\n";
-        }
-      }
-    }
-    out["trajectories"].push_back(
-        {{"file", name},
-         {"speaker_levenshtein", r->sl.score},
-         {"macro", r->sl.macro},
-         {"worst_owner", r->sl.worst},
-         {"chain", r->chain},
-         {"memory_reward", r->memory_reward},
-         {"one_per_message_baseline", base},
-         {"records", r->records},
-         {"reference_records", r->reference.entries.size()},
-         {"update_links", r->update_links},
-         {"reference_update_links", r->reference.edges.size()},
-         {"reference_actions_applied", r->reference.applied},
-         {"reference_actions_rejected", r->reference.rejected},
-         {"reference_rejections", r->reference.rejections},
-         {"replayed_vs_recorded_only_replayed", r->reference_only_replayed},
-         {"replayed_vs_recorded_only_recorded", r->reference_only_recorded},
-         {"writer_calls", r->writer_calls}});
-    if (!args.Has("json")) {
-      std::printf("%-28s %8.4f %8.4f %8.4f %8.4f %8zu %8zu %8zu %8zu %6zu\n", name.c_str(),
-                  r->sl.score, base, r->chain, r->memory_reward, r->records,
-                  r->reference.entries.size(), r->update_links, r->reference.edges.size(),
-                  r->writer_calls);
-    }
-    disagree += r->reference_only_replayed + r->reference_only_recorded;
-    ref_rejected += r->reference.rejected;
-    sum_off += r->sl.score;
-    sum_base += base;
-    sum_chain += r->chain;
-    sum_mem += r->memory_reward;
-    ++n;
-  }
-  rmdir(work.c_str());
-  out["mean_speaker_levenshtein"] = sum_off / n;
-  out["mean_baseline"] = sum_base / n;
-  out["mean_chain"] = sum_chain / n;
-  out["mean_memory_reward"] = sum_mem / n;
-  out["reference_note"] =
-      "reference = the trajectories' actions applied through SpeakerMem's own parse, validation "
-      "and apply code";
-  if (args.Has("json")) {
-    std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    std::printf("%-28s %8.4f %8.4f %8.4f %8.4f\n", "mean", sum_off / n, sum_base / n,
-                sum_chain / n, sum_mem / n);
-    std::printf("reference: replayed through our validation; %zu reference actions rejected by "
-                "it, %zu entries differ from the files' recorded final states\n",
-                ref_rejected, disagree);
-  }
-  return 0;
+  WriterStudyOptions o;
+  o.paths.assign(args.positional.begin() + 2, args.positional.end());
+  o.dump_dir = args.Get("dump");
+  o.md_out = args.Get("md");
+  o.json = args.Has("json");
+  return RunWriterStudy(o);
 }
 
 int Main(int argc, char** argv) {

@@ -1,19 +1,11 @@
 // The rule-based Writer: turns a segment into well-formed ADD / UPDATE / NOOP
-// actions without a model. Rules, in order, per message:
-//   * chit-chat and questions are skipped;
-//   * a decision or plan (decided, let's, we'll, agreed, ...) -> GROUP
-//     interaction, utype decision, source = speaker;
-//   * a norm (always, never, please remember, every time, ...) stated for
-//     the group -> GROUP insight;
-//   * a statement about another roster member -> that member's profile,
-//     source = speaker ("A says B ..." is owner B, source A);
-//   * a first-person statement -> the speaker's profile (stances,
-//     preferences) or core (facts, commitments, identity);
-// and a candidate that revises a current head (or an earlier action of this
-// segment) of the same owner and layer on the same topic becomes an UPDATE
-// of it (within a segment: the statements are joined); one restating it
-// unchanged is dropped. Contents are rewritten in the
-// third person ("I prefer X" -> "Bob prefers X").
+// actions without a model. Each message is read clause by clause
+// (writer/offline_rules.h decides what a clause is about, for whom, in which
+// layer, and states it as memory); a message's clauses about the same owner
+// and layer make one record. A record that revises a current head (or an
+// earlier record of this segment) of the same owner and layer on the same
+// matter becomes an UPDATE of it; one restating it unchanged is dropped; a
+// segment with nothing worth remembering is a NOOP.
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
@@ -24,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "retrieval/text.h"
 #include "retrieval/tokenizer.h"
+#include "writer/offline_rules.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::writer {
@@ -40,29 +33,11 @@ bool HasAny(const std::vector<std::string>& toks, const absl::flat_hash_set<std:
   return false;
 }
 
-bool HasPhrase(const std::vector<std::string>& toks, const std::vector<std::string>& phrase) {
-  return FindTokenRun(toks, phrase) >= 0;
-}
-
-const absl::flat_hash_set<std::string>& DecisionWords() {
+// Words that say a statement replaces an earlier one.
+const absl::flat_hash_set<std::string>& RevisionWords() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "decided", "decision", "decide", "agreed", "agree", "settled", "booked", "confirmed",
-      "plan", "scheduled", "final", "deadline", "chosen", "picked", "moves", "moved"};
-  return *s;
-}
-
-const absl::flat_hash_set<std::string>& NormWords() {
-  static const auto* s = new absl::flat_hash_set<std::string>{
-      "always", "never", "usually", "rule", "rules", "tradition", "norm", "remember",
-      "policy", "whenever"};
-  return *s;
-}
-
-const absl::flat_hash_set<std::string>& StanceWords() {
-  static const auto* s = new absl::flat_hash_set<std::string>{
-      "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "rather",
-      "think", "thinks", "feel", "feels", "want", "wants", "enjoy", "enjoys", "believe",
-      "vote", "favourite", "favorite", "wish", "worried", "excited", "happy", "against"};
+      "instead", "changed", "switched", "cancelled", "canceled", "anymore", "longer",
+      "revised", "updated", "update", "moves", "moved"};
   return *s;
 }
 
@@ -71,116 +46,6 @@ const absl::flat_hash_set<std::string>& UpdateCues() {
       "actually", "instead", "changed", "change", "moved", "moves", "now", "anymore",
       "longer", "update", "updated", "cancelled", "canceled", "switched", "new", "revised"};
   return *s;
-}
-
-// Greetings, thanks and acknowledgements carry nothing to remember.
-bool AllPhatic(const std::vector<std::string>& content) {
-  static const auto* kPhatic = new absl::flat_hash_set<std::string>{
-      "good", "morning", "afternoon", "evening", "night", "hi", "hello", "hey", "thanks",
-      "thank", "welcome", "bye", "cheers", "everyone", "everybody", "guys", "folks", "team",
-      "update", "lol", "haha", "great", "nice", "cool", "sure", "yep", "yes", "np", "sounds",
-      "awesome", "congrats", "congratulations", "see", "later", "soon", "morning", "gm"};
-  for (const auto& t : content) {
-    if (!kPhatic->contains(t)) return false;
-  }
-  return true;
-}
-
-const absl::flat_hash_set<std::string>& FirstPerson() {
-  static const auto* s = new absl::flat_hash_set<std::string>{"i", "my", "me", "myself", "mine"};
-  return *s;
-}
-
-// Words that may sit between "I" and its verb ("I actually enjoy").
-bool IsAdverb(const std::string& w) {
-  static const absl::flat_hash_set<std::string> kAdverbs = {
-      "actually", "still", "also", "just", "really", "never", "always", "already",
-      "definitely", "usually", "often", "sometimes", "honestly", "probably", "totally",
-      "mostly", "only", "even", "kinda", "finally", "secretly"};
-  // Manner adverbs ("genuinely", "really") are not verbs to conjugate.
-  return kAdverbs.contains(w) || (w.size() > 4 && absl::EndsWith(w, "ly"));
-}
-
-std::string ThirdPersonVerb(const std::string& verb) {
-  static const absl::flat_hash_set<std::string> kModal = {
-      "can", "could", "will", "would", "shall", "should", "must", "might", "may", "did",
-      "was", "had", "used",
-      // common irregular past forms
-      "found", "went", "said", "made", "got", "saw", "took", "came", "thought", "left",
-      "told", "felt", "knew", "bought", "brought", "ran", "won", "lost", "met", "sent",
-      "spent", "kept", "began", "wrote", "ate", "gave", "heard", "paid", "put", "read",
-      "set", "sat", "stood", "understood", "forgot", "chose", "drove", "flew", "grew"};
-  if (verb == "am") return "is";
-  if (verb == "have") return "has";
-  if (verb == "do") return "does";
-  if (verb == "go") return "goes";
-  if (kModal.contains(verb) || verb.empty() || !absl::ascii_isalpha(verb[0])) return verb;
-  if (verb.size() >= 2 && (verb.back() == 's' || verb.back() == 'x' || verb.back() == 'o' ||
-                           absl::EndsWith(verb, "sh") || absl::EndsWith(verb, "ch"))) {
-    return verb + "es";
-  }
-  if (verb.size() >= 2 && verb.back() == 'y' &&
-      std::string("aeiou").find(verb[verb.size() - 2]) == std::string::npos) {
-    return verb.substr(0, verb.size() - 1) + "ies";
-  }
-  if (absl::EndsWith(verb, "ed")) return verb;  // past tense
-  return verb + "s";
-}
-
-// Rewrites first-person words as `who` and "we/our/us" as "the group".
-std::string ThirdPerson(const std::string& text, const std::string& who) {
-  std::vector<std::string> words = absl::StrSplit(text, ' ', absl::SkipEmpty());
-  std::vector<std::string> out;
-  for (size_t i = 0; i < words.size(); ++i) {
-    std::string w = words[i];
-    // Keep trailing punctuation aside.
-    std::string tail;
-    while (!w.empty() && std::string(".,!?;:").find(w.back()) != std::string::npos) {
-      tail.insert(tail.begin(), w.back());
-      w.pop_back();
-    }
-    std::string lw = absl::AsciiStrToLower(w);
-    std::string repl;
-    if (lw == "i") {
-      repl = who;
-      size_t v = i + 1;
-      while (v < words.size() && IsAdverb(absl::AsciiStrToLower(words[v]))) ++v;
-      if (v < words.size()) {
-        std::string next = absl::AsciiStrToLower(words[v]);
-        while (!next.empty() && !absl::ascii_isalpha(next.back())) next.pop_back();
-        if (!next.empty()) {
-          words[v] = ThirdPersonVerb(next) + words[v].substr(next.size());
-        }
-      }
-    } else if (lw == "i'm" || lw == "im" || lw == "i’m") {
-      repl = who + " is";
-    } else if (lw == "i've" || lw == "i’ve") {
-      repl = who + " has";
-    } else if (lw == "i'd" || lw == "i’d") {
-      repl = who + " would";
-    } else if (lw == "i'll" || lw == "i’ll") {
-      repl = who + " will";
-    } else if (lw == "my" || lw == "mine") {
-      repl = who + "'s";
-    } else if (lw == "me" || lw == "myself") {
-      repl = who;
-    } else if (lw == "we" || lw == "us") {
-      repl = "the group";
-    } else if (lw == "we'll" || lw == "we’ll") {
-      repl = "the group will";
-    } else if (lw == "we're" || lw == "we’re") {
-      repl = "the group is";
-    } else if (lw == "our" || lw == "ours") {
-      repl = "the group's";
-    } else {
-      repl = w;
-    }
-    out.push_back(repl + tail);
-  }
-  std::string s = absl::StrJoin(out, " ");
-  while (!s.empty() && std::string(" .!").find(s.back()) != std::string::npos) s.pop_back();
-  if (!s.empty()) s[0] = absl::ascii_toupper(s[0]);
-  return s;
 }
 
 // Jaccard similarity of two token lists, ignoring words that only announce
@@ -205,24 +70,29 @@ double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>
 // segment (entry_id empty until applied; updates to those are merged).
 struct Slot {
   std::string entry_id;  // head id; empty for this segment's own ADDs
-  std::string owner, layer;
+  std::string owner, source, layer;
   std::vector<std::string> tokens;
   size_t action = SIZE_MAX;  // index into actions for this segment's ADDs
+  int64_t valid_at_ms = 0;   // heads: when their state began
 };
 
 class OfflineWriter final : public WriterModel {
  public:
+  explicit OfflineWriter(const OfflineWriterParams& params) : params_(params) {}
+
   absl::StatusOr<WriterOutput> Write(const WriterInput& in, llm::StageCall* call) override {
     std::vector<Slot> slots;
     for (const auto& h : in.heads) {
-      slots.push_back(Slot{h.record_id, h.owner, h.layer, ContentTokens(h.content), SIZE_MAX});
+      slots.push_back(
+          Slot{h.record_id, h.owner, h.source, h.layer, ContentTokens(h.content), SIZE_MAX,
+               h.valid_at_ms});
     }
     std::vector<WriterAction> actions;
-    for (const auto& m : in.messages) {
-      if (actions.size() >= in.max_actions) break;
-      WriterAction a;
-      if (!Classify(m, in.roster, &a)) continue;
-      Place(std::move(a), &slots, &actions);
+    for (size_t i = 0; i < in.messages.size(); ++i) {
+      for (WriterAction& a : Read(in, i)) {
+        if (actions.size() >= in.max_actions) break;
+        Place(std::move(a), &slots, &actions);
+      }
     }
     if (actions.empty()) {
       WriterAction noop;
@@ -238,113 +108,105 @@ class OfflineWriter final : public WriterModel {
   }
 
  private:
-  // Fills an ADD for message `m`, or returns false when it records nothing.
-  static bool Classify(const WriterMessage& m, const std::vector<WriterRosterMember>& roster,
-                       WriterAction* a) {
-    const std::vector<std::string> toks = Tokenize(m.text);
-    const std::vector<std::string> content = ContentTokens(m.text);
-    std::string trimmed(absl::StripAsciiWhitespace(m.text));
-    // Chit-chat: "ok", "lol", "thanks!", "good morning everyone".
-    if (content.size() < 2 || AllPhatic(content)) return false;
-    const std::string who = m.speaker.empty() ? m.speaker_id : m.speaker;
-    const bool question = trimmed.find('?') != std::string::npos;
-    const bool first_person = HasAny(toks, FirstPerson());
-    a->type = WriterAction::Type::kAdd;
-    a->type_name = "ADD";
-    a->source = m.speaker_id;
-    a->content = question && !first_person ? absl::StrCat(who, " asks: ", trimmed)
-                                           : ThirdPerson(trimmed, who);
-
-    // About another member: their name as the subject ("Bob agreed ..."), or
-    // right after a view verb ("I think Chen ..."); not an address ("Chen,
-    // would ...") and not the speaker's own reaction to them.
-    for (const auto& r : roster) {
-      if (r.speaker_id == m.speaker_id) continue;
-      std::vector<std::string> names = r.aliases;
-      names.push_back(r.speaker_id);
-      for (const auto& name : names) {
-        int pos = FindTokenRun(toks, Tokenize(name));
-        if (pos < 0) continue;
-        bool address = pos == 0 && trimmed.size() > name.size() &&
-                       trimmed.compare(name.size(), 1, ",") == 0;
-        bool subject = pos == 0 && !first_person;
-        bool reported = pos >= 2 && pos <= 3 && first_person &&
-                        HasAny({toks[pos - 1]}, {"think", "believe", "heard", "feel", "guess",
-                                                 "bet", "suspect", "noticed"});
-        if (address || question || !(subject || reported)) continue;
-        a->owner = r.speaker_id;
-        a->layer = "profile";
-        a->utype = HasAny(toks, StanceWords()) ? "stance" : "observation";
-        return true;
+  // The records message `i` of the segment carries: one per owner and layer,
+  // its clauses joined in order.
+  std::vector<WriterAction> Read(const WriterInput& in, size_t i) const {
+    const WriterMessage& m = in.messages[i];
+    offline::MessageContext ctx;
+    ctx.roster = &in.roster;
+    ctx.min_content = params_.min_content;
+    ctx.speaker = offline::Speaker{m.speaker_id, m.speaker.empty() ? m.speaker_id : m.speaker};
+    // "you" is the person replied to, else the segment's previous speaker.
+    std::string addressee = m.reply_to_speaker_id;
+    for (size_t j = i; addressee.empty() && j-- > 0;) {
+      if (in.messages[j].speaker_id != m.speaker_id) addressee = in.messages[j].speaker_id;
+    }
+    if (addressee == m.speaker_id) addressee.clear();
+    for (const auto& r : in.roster) {
+      if (!addressee.empty() && r.speaker_id == addressee) {
+        ctx.addressee = offline::Speaker{r.speaker_id, r.aliases.empty() ? r.speaker_id
+                                                                         : r.aliases.front()};
       }
     }
-    const bool group_subject = HasAny(toks, {"we", "us", "our", "everyone", "team", "group"}) ||
-                               HasPhrase(toks, {"let", "s"});
-    // A decision or plan of the group: a decision word, or the group as the
-    // subject of a plan or need ("let's", "we'll", "we need"); "my team
-    // needs" is the speaker's own matter.
-    const bool own_group = HasPhrase(toks, {"my", "team"}) || HasPhrase(toks, {"my", "group"});
-    if (!question && (HasAny(toks, DecisionWords()) || HasPhrase(toks, {"let", "s"}) ||
-                      HasPhrase(toks, {"we", "ll"}) || HasPhrase(toks, {"we", "will"}) ||
-                      (!own_group && HasAny(toks, {"we", "team", "group"}) &&
-                       HasAny(toks, {"need", "needs", "must", "require", "requires"})))) {
-      a->owner = kGroupOwner;
-      a->layer = "interaction";
-      a->utype = "decision";
-      return true;
+    using Kind = offline::ClauseReading::Kind;
+    std::vector<WriterAction> out;
+    for (const offline::ClauseReading& c : offline::ReadMessage(m.text, ctx)) {
+      if (c.kind == Kind::kNothing || c.content.empty()) continue;
+      std::string owner = c.kind == Kind::kSelf ? m.speaker_id : c.about;
+      std::string layer = c.kind == Kind::kSelf        ? "core"
+                          : c.kind == Kind::kOther     ? "profile"
+                          : c.kind == Kind::kGroupPlan ? "interaction"
+                                                       : "insight";
+      auto same = std::find_if(out.begin(), out.end(), [&](const WriterAction& a) {
+        return a.owner == owner && a.layer == layer;
+      });
+      if (same != out.end()) {
+        same->content = absl::StrCat(same->content, ", ", c.content);
+        if (c.utype == "stance") same->utype = c.utype;
+        continue;
+      }
+      WriterAction a;
+      a.type = WriterAction::Type::kAdd;
+      a.type_name = "ADD";
+      a.owner = std::move(owner);
+      a.layer = std::move(layer);
+      a.source = m.speaker_id;
+      a.utype = c.utype;
+      a.content = c.content;
+      out.push_back(std::move(a));
     }
-    if (!question && HasAny(toks, NormWords()) && (group_subject || HasAny(toks, {"please"}))) {
-      a->owner = kGroupOwner;
-      a->layer = "insight";
-      a->utype = HasAny(toks, {"please"}) ? "decision" : "observation";
-      return true;
-    }
-    // The speaker's own facts, stances and behaviour (DESIGN: core).
-    if (content.size() < 3 && !first_person) return false;
-    a->owner = m.speaker_id;
-    a->layer = "core";
-    a->utype = question ? "observation" : HasAny(toks, StanceWords()) ? "stance" : "fact";
-    return true;
+    return out;
   }
 
-  // Adds `a`, or turns it into an UPDATE of the slot it revises, or drops it
-  // when it restates one.
-  static void Place(WriterAction a, std::vector<Slot>* slots, std::vector<WriterAction>* actions) {
+  // Adds `a`, or joins it to this segment's record of the same owner, layer
+  // and source on the same matter, or turns it into an UPDATE of the head it
+  // revises, or drops it when it restates one.
+  void Place(WriterAction a, std::vector<Slot>* slots, std::vector<WriterAction>* actions) const {
     std::vector<std::string> tokens = ContentTokens(a.content);
-    const bool cue = HasAny(Tokenize(a.content), UpdateCues());
-    Slot* best = nullptr;
-    double best_sim = 0;
+    const std::vector<std::string> words = Tokenize(a.content);
+    const bool cue = HasAny(words, UpdateCues());
+    // A GROUP record is the group's whoever restates it; a person's record
+    // stays with the member who said it.
+    const bool any_source = IsGroupLayer(a.layer);
+    Slot* head = nullptr;  // best current head (or this segment's UPDATE of it)
+    Slot* own = nullptr;   // best ADD of this segment
+    double head_sim = -1, own_sim = -1;
     for (Slot& s : *slots) {
       if (s.owner != a.owner || s.layer != a.layer) continue;
+      if (!any_source && s.source != a.source) continue;
       double sim = Jaccard(tokens, s.tokens);
-      if (sim > best_sim) {
+      Slot*& best = s.entry_id.empty() ? own : head;
+      double& best_sim = s.entry_id.empty() ? own_sim : head_sim;
+      if (sim > best_sim || (sim == best_sim && sim >= 0)) {  // ties: the latest
         best_sim = sim;
         best = &s;
       }
     }
-    if (best != nullptr && best_sim >= 0.9) return;  // restated unchanged
-    if (best != nullptr && (best_sim >= 0.4 || (cue && best_sim >= 0.12))) {
-      if (best->action != SIZE_MAX) {
-        // The same matter again within this segment: a revision replaces the
-        // earlier statement, anything else adds to it.
-        WriterAction& earlier = (*actions)[best->action];
-        static const absl::flat_hash_set<std::string> kRevision = {
-            "instead", "changed", "switched", "cancelled", "canceled", "anymore", "longer",
-            "revised", "updated", "update", "moves", "moved"};
-        bool revision = HasAny(Tokenize(a.content), kRevision);
-        if (revision || earlier.content.size() + a.content.size() > 400) {
-          earlier.content = a.content;
-        } else {
-          earlier.content = absl::StrCat(earlier.content, "; ", a.content);
-        }
-        std::vector<std::string> more = ContentTokens(a.content);
-        best->tokens.insert(best->tokens.end(), more.begin(), more.end());
+    if (std::max(head_sim, own_sim) >= 0.9) return;  // restated unchanged
+    bool revises_head = head != nullptr && (head_sim >= 0.4 || (cue && head_sim >= 0.12));
+    // "Change of plan: Porto instead" shares no word with "the offsite is in
+    // Lisbon": an explicit revision of a group plan with nothing closer in
+    // this segment revises the group's latest plan.
+    static const absl::flat_hash_set<std::string> kExplicit = {
+        "instead", "changed", "switched", "cancelled", "canceled", "anymore", "revised"};
+    if (!revises_head && own == nullptr && a.layer == "interaction" && HasAny(words, kExplicit)) {
+      for (Slot& s : *slots) {
+        if (s.entry_id.empty() || s.owner != a.owner || s.layer != a.layer) continue;
+        if (!any_source && s.source != a.source) continue;
+        if (head == nullptr || head_sim < 0.12 || s.valid_at_ms > head->valid_at_ms) head = &s;
+        head_sim = 0;
+        revises_head = true;
+      }
+    }
+    if (revises_head && head_sim >= own_sim) {
+      if (head->action != SIZE_MAX) {
+        Join(&(*actions)[head->action], a, head, words);
         return;
       }
       WriterAction u;
       u.type = WriterAction::Type::kUpdate;
       u.type_name = "UPDATE";
-      u.entry_id = best->entry_id;
+      u.entry_id = head->entry_id;
       u.content = a.content;
       u.owner = a.owner;
       u.layer = a.layer;
@@ -352,18 +214,46 @@ class OfflineWriter final : public WriterModel {
       u.utype = a.utype;
       // The chain keeps matching on everything said about its matter, and
       // later statements in this segment revise this UPDATE, not the head.
-      best->tokens.insert(best->tokens.end(), tokens.begin(), tokens.end());
-      best->action = actions->size();
+      head->tokens.insert(head->tokens.end(), tokens.begin(), tokens.end());
+      head->action = actions->size();
       actions->push_back(std::move(u));
       return;
     }
-    slots->push_back(Slot{"", a.owner, a.layer, tokens, actions->size()});
+    WriterAction* earlier = own != nullptr ? &(*actions)[own->action] : nullptr;
+    if (own != nullptr && own_sim >= params_.merge_similarity &&
+        earlier->content.size() + a.content.size() <= kMaxJoined) {
+      Join(earlier, a, own, words);
+      return;
+    }
+    slots->push_back(Slot{"", a.owner, a.source, a.layer, tokens, actions->size()});
     actions->push_back(std::move(a));
   }
+
+  // The same matter again within this segment: a revision replaces the
+  // earlier statement, anything else adds to it.
+  static void Join(WriterAction* earlier, const WriterAction& a, Slot* slot,
+                   const std::vector<std::string>& words) {
+    const bool revision =
+        HasAny(words, RevisionWords()) && Jaccard(ContentTokens(a.content), slot->tokens) >= 0.4;
+    if (revision || earlier->content.size() + a.content.size() > kMaxJoined) {
+      earlier->content = a.content;
+    } else {
+      earlier->content = absl::StrCat(earlier->content, "; ", a.content);
+    }
+    if (a.utype == "stance") earlier->utype = a.utype;
+    std::vector<std::string> more = ContentTokens(a.content);
+    slot->tokens.insert(slot->tokens.end(), more.begin(), more.end());
+  }
+
+  // A joined record stays readable.
+  static constexpr size_t kMaxJoined = 400;
+  OfflineWriterParams params_;
 };
 
 }  // namespace
 
-std::unique_ptr<WriterModel> NewOfflineWriter() { return std::make_unique<OfflineWriter>(); }
+std::unique_ptr<WriterModel> NewOfflineWriter(const OfflineWriterParams& params) {
+  return std::make_unique<OfflineWriter>(params);
+}
 
 }  // namespace speakermem::writer

@@ -36,4 +36,22 @@ absl::StatusOr<std::optional<Segment>> NextSegment(storage::Store* store,
   return seg;
 }
 
+std::vector<std::string> ReplySpeakers(storage::Store* store, const storage::ChannelRef& channel,
+                                       const std::vector<storage::Message>& messages) {
+  std::vector<std::string> out(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string& target = messages[i].reply_to;
+    if (target.empty()) continue;
+    for (size_t j = 0; j < i && out[i].empty(); ++j) {
+      if (messages[j].message_id == target) out[i] = messages[j].speaker_id;
+    }
+    if (!out[i].empty()) continue;
+    absl::StatusOr<uint64_t> seq = store->FindMessageId(channel, target);
+    if (!seq.ok()) continue;  // a reply to a message the channel does not hold
+    absl::StatusOr<std::vector<storage::Message>> found = store->GetMessagesBySeq(channel, {*seq});
+    if (found.ok() && !found->empty()) out[i] = found->front().speaker_id;
+  }
+  return out;
+}
+
 }  // namespace speakermem::writer

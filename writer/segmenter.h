@@ -31,6 +31,12 @@ absl::StatusOr<std::optional<Segment>> NextSegment(storage::Store* store,
                                                    const storage::WriterState& state,
                                                    size_t window);
 
+// The speaker id of each message's reply target (empty where a message
+// replies to none, or to one the channel does not hold), looked up in the
+// segment first and in the store otherwise.
+std::vector<std::string> ReplySpeakers(storage::Store* store, const storage::ChannelRef& channel,
+                                       const std::vector<storage::Message>& messages);
+
 }  // namespace speakermem::writer
 
 #endif  // SPEAKERMEM_WRITER_SEGMENTER_H_

@@ -51,6 +51,9 @@ struct WriterMessage {
   std::string text;
   int64_t timestamp_ms = 0;
   std::string session;
+  // The speaker id of the message this one replies to; empty when it names
+  // none or the target is unknown.
+  std::string reply_to_speaker_id;
 };
 
 struct WriterInput {
@@ -96,8 +99,19 @@ absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& 
 // Serialises actions as {"actions": [...]} with paper layer names.
 std::string SerializeWriterActions(const std::vector<WriterAction>& actions);
 
+// The rule-based Writer's two constants, chosen leave-one-network-out on the
+// development trajectories (`speakermem eval writer`, eval/results/writer_dev.md).
+struct OfflineWriterParams {
+  // Content words (not function words) a clause needs to be remembered.
+  size_t min_content = 2;
+  // Within a segment, a record joins an earlier one of the same owner and
+  // layer when their content words overlap at least this much (Jaccard);
+  // 0 joins all of a person's statements in a segment into one record.
+  double merge_similarity = 0.1;
+};
+
 // The rule-based Writer (offline provider): deterministic, no model.
-std::unique_ptr<WriterModel> NewOfflineWriter();
+std::unique_ptr<WriterModel> NewOfflineWriter(const OfflineWriterParams& params = {});
 
 // The model-backed Writer: renders the Writer prompt, calls `client`, keeps
 // the raw reply and parses it (an unparseable reply is returned with

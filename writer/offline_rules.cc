@@ -1,0 +1,621 @@
+#include "writer/offline_rules.h"
+
+#include <cstdint>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "retrieval/text.h"
+#include "retrieval/tokenizer.h"
+
+namespace speakermem::writer::offline {
+namespace {
+
+using Set = absl::flat_hash_set<std::string>;
+
+// ---- code points ----------------------------------------------------------
+
+// Decodes one UTF-8 code point at s[*i] and advances; -1 for an invalid byte.
+int32_t NextCodePoint(absl::string_view s, size_t* i) {
+  const auto b = static_cast<unsigned char>(s[*i]);
+  int len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+  if (len == 0 || *i + len > s.size()) {
+    ++*i;
+    return -1;
+  }
+  int32_t cp = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[*i + k]) & 0x3F);
+  *i += len;
+  return cp;
+}
+
+bool IsPictograph(int32_t cp) {
+  return (cp >= 0x1F000 && cp <= 0x1FAFF) || (cp >= 0x2600 && cp <= 0x27BF) ||
+         (cp >= 0x2300 && cp <= 0x23FF) || (cp >= 0x2B00 && cp <= 0x2BFF) ||
+         (cp >= 0x2190 && cp <= 0x21FF) || (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0x200D ||
+         cp == 0x20E3 || (cp >= 0xE0020 && cp <= 0xE007F) || cp == 0x2764;
+}
+
+// ---- words ------------------------------------------------------------------
+
+struct Word {
+  std::string text;   // as written, punctuation removed from both ends
+  std::string lower;  // lower-cased, curly apostrophes straightened
+  std::string tail;   // trailing punctuation (",", "?", ...)
+};
+
+std::vector<Word> Words(absl::string_view clause) {
+  std::vector<Word> out;
+  for (absl::string_view raw : absl::StrSplit(clause, ' ', absl::SkipEmpty())) {
+    std::string w(raw);
+    std::string tail;
+    while (!w.empty() && std::string(".,!?;:\"()").find(w.back()) != std::string::npos) {
+      tail.insert(tail.begin(), w.back());
+      w.pop_back();
+    }
+    while (!w.empty() && std::string("\"(").find(w.front()) != std::string::npos) w.erase(0, 1);
+    while (!w.empty() && w.front() == '\'' ) w.erase(0, 1);
+    while (!w.empty() && w.back() == '\'') w.pop_back();
+    if (w.empty()) {
+      if (!out.empty()) out.back().tail += tail;
+      continue;
+    }
+    static const Set kEmoticons = {":)", ":(", ":d", ";)", ":p", "xd", "<3", ":-)", ":-(", ":/"};
+    if (kEmoticons.contains(absl::AsciiStrToLower(raw))) continue;
+    Word word;
+    word.text = w;
+    word.lower = absl::AsciiStrToLower(w);
+    word.tail = tail;
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
+bool In(const std::string& w, const Set& set) { return set.contains(w); }
+
+// Discourse markers, interjections and reactions that open a clause and carry
+// nothing of its matter.
+const Set& Markers() {
+  static const auto* s = new Set{
+      "yeah", "yes", "yep", "yup", "ya", "yea", "no", "nah", "nope", "ok", "okay", "k", "oh",
+      "ah", "aw", "aww", "well", "so", "anyway", "anyways", "honestly", "haha", "hahaha",
+      "hah", "ha", "lol", "lmao", "omg", "wow", "ugh", "hmm", "hm", "fair", "exactly", "true",
+      "right", "sure", "cool", "nice", "great", "totally", "absolutely", "agreed", "ironically",
+      "also", "but", "and", "plus", "oof", "whoa", "yikes", "damn", "dang", "welp", "alright",
+      "hey", "hi", "hello", "thanks", "thank", "same", "guilty", "noted", "correct", "indeed",
+      "definitely", "legend", "classic", "seriously", "literally", "basically", "tbh", "ngl",
+      "btw", "anyhow", "look", "listen", "guys", "folks", "everyone", "all", "um", "uh",
+      "gosh", "wait", "hmmm", "bro", "mate", "dude", "then", "obviously", "course", "of",
+      "maybe", "perhaps", "probably"};
+  return *s;
+}
+
+// Words that make up greetings, thanks, acknowledgements and reactions.
+const Set& Phatic() {
+  static const auto* s = new Set{
+      "good", "morning", "afternoon", "evening", "night", "hi", "hello", "hey", "thanks",
+      "thank", "welcome", "bye", "cheers", "everyone", "everybody", "guys", "folks", "lol",
+      "haha", "great", "nice", "cool", "sure", "yep", "yes", "np", "sounds", "awesome",
+      "congrats", "congratulations", "see", "later", "soon", "gm", "love", "amazing",
+      "perfect", "brilliant", "lovely", "fun", "wow", "omg", "legend", "exactly", "fair",
+      "point", "true", "agreed", "agree", "totally", "definitely", "ha", "lmao", "hahaha",
+      "noted", "deal", "done", "works", "fine", "okay", "ok", "yay", "woo", "haha", "idea",
+      "glad", "hear", "happy", "miss", "missed", "xx", "x", "congratulations", "well",
+      "enjoy", "luck", "worries", "problem", "course", "absolutely", "bad", "shame", "oh",
+      "no", "sad", "sorry", "ugh", "hope", "hopefully", "indeed", "right", "lovely", "night"};
+  return *s;
+}
+
+const Set& FirstPersonSubject() {
+  static const auto* s = new Set{"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "my", "me"};
+  return *s;
+}
+const Set& SecondPersonSubject() {
+  static const auto* s =
+      new Set{"you", "you're", "youre", "you've", "you'll", "you'd", "your", "u", "ur"};
+  return *s;
+}
+const Set& GroupSubject() {
+  static const auto* s = new Set{"we", "we're", "we'll", "we've", "we'd", "let's", "lets",
+                                 "us", "our", "everyone", "everybody", "everyone's"};
+  return *s;
+}
+const Set& ThirdPronoun() {
+  static const auto* s = new Set{"he", "she", "they", "he's", "she's", "they're", "they've",
+                                 "they'll", "he'll", "she'll", "him", "her", "them"};
+  return *s;
+}
+const Set& Demonstrative() {
+  static const auto* s = new Set{"that", "that's", "thats", "this", "sounds", "looks",
+                                 "what's", "whats", "it's", "its", "there's"};
+  return *s;
+}
+const Set& QuestionOpeners() {
+  static const auto* s = new Set{"what", "who", "where", "when", "why", "how", "which",
+                                 "anyone", "anybody", "whose", "wanna", "want"};
+  return *s;
+}
+const Set& Auxiliaries() {
+  static const auto* s = new Set{"do", "does", "did", "are", "is", "was", "were", "can",
+                                 "could", "would", "will", "should", "shall", "have", "has",
+                                 "had", "may", "might", "am", "isn't", "aren't", "don't"};
+  return *s;
+}
+const Set& InvertedSubjects() {
+  static const auto* s = new Set{"you", "we", "i", "they", "he", "she", "it", "anyone",
+                                 "everyone", "somebody", "someone", "a", "an", "the", "this",
+                                 "that", "there", "your", "our", "any", "u", "ya", "people"};
+  return *s;
+}
+const Set& PlanCues() {
+  static const auto* s = new Set{
+      "will", "we'll", "should", "shall", "need", "needs", "must", "going", "gonna", "let's",
+      "lets", "plan", "planning", "book", "meet", "decided", "decide", "agreed", "agree",
+      "vote", "schedule", "scheduled", "booked", "moving", "move", "moves", "moved", "pick",
+      "try", "do", "have", "keep", "make", "start", "stick", "go", "get", "bring", "meeting"};
+  return *s;
+}
+const Set& DecisionWords() {
+  static const auto* s = new Set{"decided", "decision", "agreed", "settled", "booked",
+                                 "confirmed", "scheduled", "final", "finalised", "finalized",
+                                 "deadline", "chosen", "postponed", "rescheduled", "moves"};
+  return *s;
+}
+const Set& NormWords() {
+  static const auto* s = new Set{"always", "never", "usually", "rule", "rules", "tradition",
+                                 "norm", "policy", "whenever", "every", "each", "traditionally"};
+  return *s;
+}
+const Set& StanceWords() {
+  static const auto* s = new Set{
+      "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "rather",
+      "think", "thinks", "feel", "feels", "want", "wants", "enjoy", "enjoys", "believe",
+      "vote", "favourite", "favorite", "wish", "worried", "excited", "happy", "against",
+      "prefer", "hope", "fan", "can't stand", "dislike", "dislikes", "mind", "keen", "into"};
+  return *s;
+}
+const Set& ViewVerbs() {
+  static const auto* s = new Set{"think", "believe", "heard", "feel", "guess", "bet",
+                                 "suspect", "noticed", "reckon", "know", "hear", "saw", "thought"};
+  return *s;
+}
+
+// Common verbs in their base form: a clause opening with one is an
+// imperative, advice or a request to the person addressed.
+const Set& ImperativeVerbs() {
+  static const auto* s = new Set{
+      "ask", "bring", "book", "buy", "call", "calm", "check", "choose", "come", "consider",
+      "decide", "don't", "dont", "drink", "eat", "enjoy", "find", "forget", "get", "give", "go",
+      "grab", "hold", "ignore", "join", "keep", "leave", "listen", "look", "make", "pick",
+      "put", "read", "relax", "remember", "rest", "save", "say", "send", "show", "skip",
+      "sleep", "sort", "spend", "stay", "stop", "submit", "take", "tell", "text", "treat",
+      "trust", "try", "use", "wait", "watch", "write", "be", "believe", "breathe", "chill",
+      "stick", "bring", "share", "shout", "message", "drop", "swing", "pop"};
+  return *s;
+}
+
+// Words that may sit between a subject and its verb ("I actually enjoy").
+bool IsAdverb(const std::string& w) {
+  static const Set kAdverbs = {
+      "actually", "still", "also", "just", "really", "never", "always", "already", "definitely",
+      "usually", "often", "sometimes", "honestly", "probably", "totally", "mostly", "only",
+      "even", "kinda", "finally", "secretly", "literally", "basically", "apparently", "now",
+      "then", "def", "defo", "clearly", "absolutely", "barely", "rarely", "seriously"};
+  return kAdverbs.contains(w) || (w.size() > 4 && absl::EndsWith(w, "ly"));
+}
+
+// The verb form after a third-person subject ("have" -> "has").
+std::string ThirdPersonVerb(const std::string& verb) {
+  static const Set kKeep = {
+      "can", "could", "will", "would", "shall", "should", "must", "might", "may", "did",
+      "was", "had", "used", "can't", "couldn't", "won't", "wouldn't", "shouldn't", "didn't",
+      "wasn't", "hadn't", "mustn't", "found", "went", "said", "made", "got", "saw", "took",
+      "came", "thought", "left", "told", "felt", "knew", "bought", "brought", "ran", "won",
+      "lost", "met", "sent", "spent", "kept", "began", "wrote", "ate", "gave", "heard", "paid",
+      "put", "read", "set", "sat", "stood", "understood", "forgot", "chose", "drove", "flew",
+      "grew", "need's", "to", "not", "never", "cannot"};
+  if (verb == "am" || verb == "are") return "is";
+  if (verb == "were") return "was";
+  if (verb == "have") return "has";
+  if (verb == "do") return "does";
+  if (verb == "go") return "goes";
+  if (verb == "don't") return "doesn't";
+  if (verb == "haven't") return "hasn't";
+  if (verb == "aren't") return "isn't";
+  if (verb == "weren't") return "wasn't";
+  if (kKeep.contains(verb) || verb.empty() || !absl::ascii_isalpha(verb[0])) return verb;
+  if (verb.find('\'') != std::string::npos || IsAdverb(verb)) return verb;
+  if (verb.size() >= 2 && (verb.back() == 's' || verb.back() == 'x' || verb.back() == 'o' ||
+                           absl::EndsWith(verb, "sh") || absl::EndsWith(verb, "ch"))) {
+    return verb + "es";
+  }
+  if (verb.size() >= 2 && verb.back() == 'y' &&
+      std::string("aeiou").find(verb[verb.size() - 2]) == std::string::npos) {
+    return verb.substr(0, verb.size() - 1) + "ies";
+  }
+  if (absl::EndsWith(verb, "ed") || absl::EndsWith(verb, "ing")) return verb;
+  return verb + "s";
+}
+
+bool HasWord(const std::vector<Word>& ws, const Set& set) {
+  for (const auto& w : ws) {
+    if (set.contains(w.lower)) return true;
+  }
+  return false;
+}
+
+size_t ContentCount(const std::vector<Word>& ws) {
+  size_t n = 0;
+  for (const auto& w : ws) {
+    for (const auto& t : retrieval::Tokenize(w.lower)) n += !retrieval::IsStopword(t);
+  }
+  return n;
+}
+
+bool AllIn(const std::vector<Word>& ws, const Set& set) {
+  for (const auto& w : ws) {
+    for (const auto& t : retrieval::Tokenize(w.lower)) {
+      if (!retrieval::IsStopword(t) && !set.contains(t)) return false;
+    }
+  }
+  return true;
+}
+
+// The roster member a capitalised word names (display name or id), if any.
+const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
+  if (ctx.roster == nullptr || w.text.empty()) return nullptr;
+  std::string bare = w.lower;
+  if (absl::EndsWith(bare, "'s")) bare.resize(bare.size() - 2);
+  for (const auto& r : *ctx.roster) {
+    if (absl::AsciiStrToLower(r.speaker_id) == bare) return &r;
+    for (const auto& a : r.aliases) {
+      if (!a.empty() && absl::AsciiStrToLower(a) == bare && absl::ascii_isupper(w.text[0])) {
+        return &r;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::string NameOf(const WriterRosterMember& r) {
+  return r.aliases.empty() ? r.speaker_id : r.aliases.front();
+}
+
+// Rewrites `ws` in the third person: "I/me/my" become `self`, "you/your"
+// become `you` (empty: left as written), and the verb after a rewritten
+// subject agrees with it ("I have" -> "Mei has").
+std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
+  std::vector<std::string> out;
+  const size_t start = 0;
+  auto conjugate_next = [&](size_t from) {
+    size_t v = from;
+    while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
+    if (v < ws.size()) {
+      std::string third = ThirdPersonVerb(ws[v].lower);
+      if (third != ws[v].lower) {
+        ws[v].text = third;
+        ws[v].lower = third;
+      }
+    }
+  };
+  for (size_t i = start; i < ws.size(); ++i) {
+    const std::string& lw = ws[i].lower;
+    std::string repl = ws[i].text;
+    if (!self.empty()) {
+      if (lw == "i") {
+        repl = self;
+        conjugate_next(i + 1);
+      } else if (lw == "i'm" || lw == "im") {
+        repl = self + " is";
+      } else if (lw == "i've") {
+        repl = self + " has";
+      } else if (lw == "i'd") {
+        repl = self + " would";
+      } else if (lw == "i'll") {
+        repl = self + " will";
+      } else if (lw == "my" || lw == "mine") {
+        repl = self + "'s";
+      } else if (lw == "me" || lw == "myself") {
+        repl = self;
+      }
+    }
+    if (!you.empty()) {
+      if (lw == "you" || lw == "u") {
+        repl = you;
+        if (i + 1 < ws.size() && i == start) conjugate_next(i + 1);
+      } else if (lw == "you're" || lw == "youre") {
+        repl = you + " is";
+      } else if (lw == "you've") {
+        repl = you + " has";
+      } else if (lw == "your" || lw == "ur" || lw == "yours") {
+        repl = you + "'s";
+      }
+    }
+    out.push_back(repl + ws[i].tail);
+  }
+  std::string s = absl::StrJoin(out, " ");
+  while (!s.empty() && std::string(" .,!;:-").find(s.back()) != std::string::npos) s.pop_back();
+  return s;
+}
+
+ClauseReading Nothing(const char* why) {
+  ClauseReading r;
+  r.why = why;
+  return r;
+}
+
+// "Mt.", "Dr.", "St." and single initials do not end a sentence.
+bool IsAbbreviation(const std::string& clause_so_far) {
+  static const Set kAbbrev = {"mt", "dr", "mr", "mrs", "ms", "st", "vs", "etc", "jr", "sr",
+                              "prof", "ave", "rd", "no", "approx", "e.g", "i.e"};
+  size_t end = clause_so_far.size() - 1;  // the '.'
+  size_t begin = clause_so_far.rfind(' ', end);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  std::string word = absl::AsciiStrToLower(clause_so_far.substr(begin, end - begin));
+  return kAbbrev.contains(word) || (word.size() == 1 && absl::ascii_isalpha(word[0]));
+}
+
+}  // namespace
+
+std::string CleanText(absl::string_view text) {
+  std::string out;
+  size_t i = 0;
+  bool pending_break = false;  // an emoji was seen since the last word
+  while (i < text.size()) {
+    size_t at = i;
+    int32_t cp = NextCodePoint(text, &i);
+    if (cp < 0) continue;
+    if (IsPictograph(cp)) {
+      pending_break = true;
+      continue;
+    }
+    if (cp == 0x2013 || cp == 0x2014) {
+      out += '-';
+      continue;
+    }
+    if (cp == 0x2018 || cp == 0x2019) {
+      out += '\'';
+      continue;
+    }
+    if (cp == 0x201C || cp == 0x201D) {
+      out += '"';
+      continue;
+    }
+    if (cp == '\n' || cp == '\r' || cp == '\t') {
+      pending_break = pending_break || cp == '\n';
+      cp = ' ';
+    }
+    if (pending_break && cp != ' ') {
+      // Text after an emoji: the emoji ended a sentence unless one had ended.
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      if (!out.empty() && std::string(".!?;:,").find(out.back()) == std::string::npos) {
+        out += '.';
+      }
+      if (!out.empty()) out += ' ';
+      pending_break = false;
+    }
+    if (cp == ' ') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    out.append(text.data() + at, i - at);
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::vector<std::string> SplitClauses(absl::string_view cleaned) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    std::string c(absl::StripAsciiWhitespace(cur));
+    if (!c.empty()) out.push_back(std::move(c));
+    cur.clear();
+  };
+  for (size_t i = 0; i < cleaned.size(); ++i) {
+    char c = cleaned[i];
+    cur += c;
+    if (c != '.' && c != '!' && c != '?' && c != ';') continue;
+    // A sentence end is followed by a space or the end ("3.5", "e.g." stay).
+    while (i + 1 < cleaned.size() && std::string(".!?").find(cleaned[i + 1]) != std::string::npos) {
+      cur += cleaned[++i];
+    }
+    if (c == '.' && IsAbbreviation(cur)) continue;
+    if (i + 1 == cleaned.size() || cleaned[i + 1] == ' ') flush();
+  }
+  flush();
+  return out;
+}
+
+ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
+  std::string trimmed(absl::StripAsciiWhitespace(clause));
+  if (trimmed.empty()) return Nothing("empty");
+  // A question is evidence of interest, not a fact (its answer may be one).
+  if (trimmed.back() == '?') return Nothing("question");
+  std::vector<Word> ws = Words(trimmed);
+  if (ws.empty()) return Nothing("empty");
+
+  // A short label before a colon ("Updated decision: ...", "Budget
+  // question: ..."): its words mark the clause, the rest is the matter.
+  bool decision_label = false;
+  for (size_t i = 0; i + 1 < ws.size() && i < 3; ++i) {
+    if (!absl::StrContains(ws[i].tail, ':')) continue;
+    std::vector<Word> label(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
+    decision_label = HasWord(label, DecisionWords()) || HasWord(label, {"decision", "plan"});
+    ws.erase(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
+    break;
+  }
+
+  // Opening markers and vocatives ("Yeah.", "Honestly", "Priya, ...").
+  Speaker addressee = ctx.addressee;
+  bool changed = true;
+  while (changed && ws.size() > 1) {
+    changed = false;
+    const WriterRosterMember* m = Member(ws[0], ctx);
+    // "Priya, ...", "Priya you look ...", "Jordan are you going ...".
+    const bool vocative =
+        m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
+        (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
+         (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
+          In(ws[2].lower, SecondPersonSubject())));
+    if (vocative) {
+      addressee = Speaker{m->speaker_id, NameOf(*m)};
+      ws.erase(ws.begin());
+      changed = true;
+    } else if (In(ws[0].lower, Markers()) &&
+               !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
+      ws.erase(ws.begin());
+      changed = true;
+    }
+  }
+  // A closing vocative (", Leon").
+  if (ws.size() > 1) {
+    const WriterRosterMember* m = Member(ws.back(), ctx);
+    if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
+        absl::StrContains(ws[ws.size() - 2].tail, ",")) {
+      addressee = Speaker{m->speaker_id, NameOf(*m)};
+      ws.pop_back();
+    }
+  }
+  if (ws.empty()) return Nothing("filler");
+  const std::string w0 = ws[0].lower;
+  const std::string w1 = ws.size() > 1 ? ws[1].lower : "";
+
+  // Questions without a question mark ("what happened", "anyone free").
+  if (In(w0, QuestionOpeners()) && !In(w1, FirstPersonSubject())) return Nothing("question");
+  if (In(w0, Auxiliaries()) && In(w1, InvertedSubjects())) return Nothing("question");
+
+  const bool first_person = HasWord(ws, FirstPersonSubject());
+  const size_t content = ContentCount(ws);
+  if (content == 0 || AllIn(ws, Phatic())) return Nothing("acknowledgement");
+  // A reaction to what was just said ("That's character development").
+  if (In(w0, Demonstrative()) && !first_person) return Nothing("reaction");
+
+  ClauseReading r;
+  const std::string self = ctx.speaker.name.empty() ? ctx.speaker.speaker_id : ctx.speaker.name;
+  auto self_reading = [&](const char* why) {
+    r.kind = ClauseReading::Kind::kSelf;
+    r.about = ctx.speaker.speaker_id;
+    r.utype = HasWord(ws, StanceWords()) ? "stance" : "fact";
+    r.content = Rewrite(ws, self, addressee.name);
+    r.why = why;
+    return r;
+  };
+  auto group_reading = [&](const char* why) {
+    const bool norm = HasWord(ws, NormWords());
+    r.kind = norm ? ClauseReading::Kind::kGroupNorm : ClauseReading::Kind::kGroupPlan;
+    r.about = kGroupOwner;
+    r.utype = norm ? "observation" : "decision";
+    std::vector<Word> rest = ws;
+    for (auto& w : rest) {
+      if (w.lower == "we" || w.lower == "us") w.text = "the group";
+      if (w.lower == "our" || w.lower == "ours") w.text = "the group's";
+      if (w.lower == "we'll") w.text = "the group will";
+      if (w.lower == "we're") w.text = "the group is";
+    }
+    if (In(ws[0].lower, {"let's", "lets"})) rest[0].text = "the group will";
+    r.content = Rewrite(rest, self, addressee.name);
+    r.why = why;
+    return r;
+  };
+  auto other_reading = [&](const Speaker& who, std::vector<Word> about, const char* why) {
+    r.kind = ClauseReading::Kind::kOther;
+    r.about = who.speaker_id;
+    r.utype = HasWord(about, StanceWords()) ? "stance" : "observation";
+    r.content = Rewrite(std::move(about), self, who.name);
+    r.why = why;
+    return r;
+  };
+
+  if (content < ctx.min_content) return Nothing("too little to remember");
+  if (decision_label) return group_reading("decision label");
+  // "I think Bob ...": a view of another member.
+  if (first_person && ws.size() > 2 && In(w0, {"i"}) && In(w1, ViewVerbs())) {
+    size_t at = 2;
+    if (at < ws.size() && ws[at].lower == "that") ++at;
+    if (at < ws.size()) {
+      const WriterRosterMember* m = Member(ws[at], ctx);
+      if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id) {
+        std::vector<Word> about(ws.begin() + static_cast<long>(at), ws.end());
+        if (about.size() > 1) {
+          return other_reading(Speaker{m->speaker_id, NameOf(*m)}, about, "view of a member");
+        }
+      }
+    }
+  }
+  // "I think we should ...": the speaker proposes a plan for the group.
+  if (w0 == "i" && In(w1, ViewVerbs()) && ws.size() > 3 && In(ws[2].lower, GroupSubject()) &&
+      HasWord(ws, PlanCues())) {
+    ws.erase(ws.begin(), ws.begin() + 2);
+    return group_reading("proposal for the group");
+  }
+  if (In(w0, FirstPersonSubject())) return self_reading("first person");
+  // "Bob and I will ...": the speaker's own plan.
+  if (first_person && ws.size() > 2 && w1 == "and" && In(ws[2].lower, {"i", "me"})) {
+    return self_reading("first person");
+  }
+  if (In(w0, GroupSubject()) || (ws.size() > 1 && w0 == "the" && In(w1, {"group", "team"}))) {
+    if (HasWord(ws, NormWords())) return group_reading("group norm");
+    if (HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords())) {
+      return group_reading("group plan");
+    }
+    return self_reading("the speaker's circle");
+  }
+  if (w0 == "please") return group_reading("request to the group");
+  if (In(w0, SecondPersonSubject())) {
+    if (addressee.speaker_id.empty() || addressee.speaker_id == ctx.speaker.speaker_id) {
+      return Nothing("unknown addressee");
+    }
+    return other_reading(addressee, ws, "addressee");
+  }
+  // "X it is": a choice made ("Porto it is").
+  if (ws.size() >= 3 && ws[ws.size() - 2].lower == "it" && ws.back().lower == "is") {
+    return group_reading("choice made");
+  }
+  // Advice or a request to the person addressed concerns their matter.
+  if (In(w0, ImperativeVerbs()) && !addressee.speaker_id.empty() &&
+      addressee.speaker_id != ctx.speaker.speaker_id) {
+    return other_reading(addressee, ws, "advice to the addressee");
+  }
+  if (const WriterRosterMember* m = Member(ws[0], ctx); m != nullptr) {
+    if (m->speaker_id == ctx.speaker.speaker_id) {
+      std::vector<Word> rest(ws.begin() + 1, ws.end());
+      if (rest.empty()) return Nothing("filler");
+      // "Omar owns the cost sheet" said by Omar.
+      return self_reading("own name");
+    }
+    if (ws.size() < 2) return Nothing("filler");
+    return other_reading(Speaker{m->speaker_id, NameOf(*m)}, ws, "named member");
+  }
+  if (In(w0, ThirdPronoun())) return Nothing("unresolved pronoun");
+  if (HasWord(ws, DecisionWords()) && !first_person) return group_reading("decision");
+  return self_reading("no subject of its own");
+}
+
+std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& ctx) {
+  std::vector<ClauseReading> out;
+  bool announced = false;  // "Booked!", "Confirmed." announce a decision
+  for (const std::string& clause : SplitClauses(CleanText(text))) {
+    std::vector<Word> ws = Words(clause);
+    if (ws.size() == 1 && In(ws[0].lower, DecisionWords())) {
+      announced = true;
+      out.push_back(Nothing("decision announced"));
+      continue;
+    }
+    ClauseReading r = ReadClause(clause, ctx);
+    if (announced && r.kind == ClauseReading::Kind::kSelf && !HasWord(ws, FirstPersonSubject())) {
+      r.kind = ClauseReading::Kind::kGroupPlan;
+      r.about = kGroupOwner;
+      r.utype = "decision";
+      r.why = "announced decision";
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace speakermem::writer::offline

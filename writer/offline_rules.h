@@ -1,0 +1,74 @@
+// The offline Writer's reading of one message: which clauses carry something
+// worth remembering, about whom, in which layer, stated as memory. Pure
+// functions of text and roster (no store, no threads), so each rule can be
+// tested on sentences written for it.
+//
+// A message is cut into clauses (sentence ends, semicolons, line breaks,
+// emoji used as punctuation). Each clause is read in turn:
+//   * questions, acknowledgements, reactions and filler carry nothing;
+//   * leading discourse markers ("yeah", "honestly", "anyway") and
+//     vocatives ("Priya, ...") are dropped, a vocative naming the addressee;
+//   * the subject decides the owner: "I" the speaker, "you" the addressee,
+//     a roster name that member, "we"/"let's" the group; a clause with no
+//     subject of its own ("Near Soho is good") is the speaker's;
+//   * the layer follows the meaning: the group's plans and decisions are
+//     GROUP interaction, its norms GROUP insight, what one member says of
+//     another that member's profile (source: the speaker), a person's own
+//     facts, needs and stances their core;
+// and the clause is rewritten in the third person with the owner, when it
+// is the clause's subject, left implicit (the record is filed under them).
+#ifndef SPEAKERMEM_WRITER_OFFLINE_RULES_H_
+#define SPEAKERMEM_WRITER_OFFLINE_RULES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "writer/writer_model.h"
+
+namespace speakermem::writer::offline {
+
+// Emoji, pictographs and emoticons out; an emoji between words becomes a
+// sentence end; dashes and quotes normalised; whitespace collapsed.
+std::string CleanText(absl::string_view text);
+
+// Clauses of cleaned text, in order, each keeping its final '?' or '!'.
+std::vector<std::string> SplitClauses(absl::string_view cleaned);
+
+struct Speaker {
+  std::string speaker_id;
+  std::string name;  // display name
+};
+
+// Who a message is about when it says "you": the person it replies to,
+// else the previous speaker of the segment; empty when unknown.
+struct MessageContext {
+  Speaker speaker;
+  Speaker addressee;
+  const std::vector<WriterRosterMember>* roster = nullptr;
+  size_t min_content = 2;  // OfflineWriterParams::min_content
+};
+
+struct ClauseReading {
+  enum class Kind {
+    kNothing,    // question, acknowledgement, reaction, filler
+    kSelf,       // the speaker's own matter: core
+    kOther,      // about another member: their profile, source the speaker
+    kGroupPlan,  // a plan or decision of the group: GROUP interaction
+    kGroupNorm,  // a norm or recurring pattern: GROUP insight
+  };
+  Kind kind = Kind::kNothing;
+  std::string about;    // kOther: the member's speaker id
+  std::string utype;    // fact, stance, observation, decision
+  std::string content;  // stated as memory
+  std::string why;      // the rule that decided, for tests and traces
+};
+
+ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx);
+
+// The clauses of one message read in order.
+std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& ctx);
+
+}  // namespace speakermem::writer::offline
+
+#endif  // SPEAKERMEM_WRITER_OFFLINE_RULES_H_
