@@ -382,6 +382,11 @@ class OfflineAnswer final : public AnswerStage {
       // for a question about the group's state, its records come first.
       if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
       if (group_question && !person_question && e.owner == kRowGroup) s *= 1.3;
+      // The group's state is its plans and decisions; a norm it was asked to
+      // keep ("please submit receipts after the offsite") is not where it stands.
+      if (group_question && e.layer == "insight" && in.projection.tense == Tense::kHead) {
+        s *= 0.75;
+      }
       // A question rarely answers a question.
       std::string trimmed(absl::StripAsciiWhitespace(e.text));
       if (!trimmed.empty() && trimmed.back() == '?') s *= 0.6;

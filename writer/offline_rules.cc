@@ -531,7 +531,11 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
     return r;
   };
 
-  if (content < ctx.min_content) return Nothing("too little to remember");
+  // What a person says of themselves ("I'm vegetarian") is worth one word;
+  // anything else needs min_content of them.
+  if (content < (In(w0, FirstPersonSubject()) ? 1 : ctx.min_content)) {
+    return Nothing("too little to remember");
+  }
   if (decision_label) return group_reading("decision label");
   // "I think Bob ...": a view of another member.
   if (first_person && ws.size() > 2 && In(w0, {"i"}) && In(w1, ViewVerbs())) {
@@ -542,7 +546,9 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
       if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id) {
         std::vector<Word> about(ws.begin() + static_cast<long>(at), ws.end());
         if (about.size() > 1) {
-          return other_reading(Speaker{m->speaker_id, NameOf(*m)}, about, "view of a member");
+          other_reading(Speaker{m->speaker_id, NameOf(*m)}, about, "view of a member");
+          r.utype = "stance";
+          return r;
         }
       }
     }
@@ -565,7 +571,13 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
     }
     return self_reading("the speaker's circle");
   }
-  if (w0 == "please") return group_reading("request to the group");
+  // "Please submit receipts ...": a rule the group is asked to keep.
+  if (w0 == "please") {
+    group_reading("request to the group");
+    r.kind = ClauseReading::Kind::kGroupNorm;
+    r.utype = "decision";
+    return r;
+  }
   if (In(w0, SecondPersonSubject())) {
     if (addressee.speaker_id.empty() || addressee.speaker_id == ctx.speaker.speaker_id) {
       return Nothing("unknown addressee");

@@ -22,7 +22,16 @@
 namespace speakermem::writer {
 namespace {
 
-using retrieval::ContentTokens;
+// Content words of a record without the roster's names: every record of a
+// person carries their name, which says nothing about its matter.
+std::vector<std::string> ContentTokens(absl::string_view text,
+                                       const absl::flat_hash_set<std::string>& names) {
+  std::vector<std::string> out;
+  for (auto& t : retrieval::ContentTokens(text)) {
+    if (!names.contains(t)) out.push_back(std::move(t));
+  }
+  return out;
+}
 using retrieval::FindTokenRun;
 using retrieval::Tokenize;
 
@@ -81,17 +90,24 @@ class OfflineWriter final : public WriterModel {
   explicit OfflineWriter(const OfflineWriterParams& params) : params_(params) {}
 
   absl::StatusOr<WriterOutput> Write(const WriterInput& in, llm::StageCall* call) override {
+    absl::flat_hash_set<std::string> names;
+    for (const auto& r : in.roster) {
+      for (const auto& a : r.aliases) {
+        for (auto& t : Tokenize(a)) names.insert(std::move(t));
+      }
+      for (auto& t : Tokenize(r.speaker_id)) names.insert(std::move(t));
+    }
     std::vector<Slot> slots;
     for (const auto& h : in.heads) {
       slots.push_back(
-          Slot{h.record_id, h.owner, h.source, h.layer, ContentTokens(h.content), SIZE_MAX,
+          Slot{h.record_id, h.owner, h.source, h.layer, ContentTokens(h.content, names), SIZE_MAX,
                h.valid_at_ms});
     }
     std::vector<WriterAction> actions;
     for (size_t i = 0; i < in.messages.size(); ++i) {
       for (WriterAction& a : Read(in, i)) {
         if (actions.size() >= in.max_actions) break;
-        Place(std::move(a), &slots, &actions);
+        Place(std::move(a), names, &slots, &actions);
       }
     }
     if (actions.empty()) {
@@ -155,14 +171,16 @@ class OfflineWriter final : public WriterModel {
       a.content = c.content;
       out.push_back(std::move(a));
     }
+    for (auto& a : out) a.content[0] = absl::ascii_toupper(static_cast<unsigned char>(a.content[0]));
     return out;
   }
 
   // Adds `a`, or joins it to this segment's record of the same owner, layer
   // and source on the same matter, or turns it into an UPDATE of the head it
   // revises, or drops it when it restates one.
-  void Place(WriterAction a, std::vector<Slot>* slots, std::vector<WriterAction>* actions) const {
-    std::vector<std::string> tokens = ContentTokens(a.content);
+  void Place(WriterAction a, const absl::flat_hash_set<std::string>& names, std::vector<Slot>* slots,
+             std::vector<WriterAction>* actions) const {
+    std::vector<std::string> tokens = ContentTokens(a.content, names);
     const std::vector<std::string> words = Tokenize(a.content);
     const bool cue = HasAny(words, UpdateCues());
     // A GROUP record is the group's whoever restates it; a person's record
@@ -200,7 +218,7 @@ class OfflineWriter final : public WriterModel {
     }
     if (revises_head && head_sim >= own_sim) {
       if (head->action != SIZE_MAX) {
-        Join(&(*actions)[head->action], a, head, words);
+        Join(&(*actions)[head->action], a, names, head, words);
         return;
       }
       WriterAction u;
@@ -222,7 +240,7 @@ class OfflineWriter final : public WriterModel {
     WriterAction* earlier = own != nullptr ? &(*actions)[own->action] : nullptr;
     if (own != nullptr && own_sim >= params_.merge_similarity &&
         earlier->content.size() + a.content.size() <= kMaxJoined) {
-      Join(earlier, a, own, words);
+      Join(earlier, a, names, own, words);
       return;
     }
     slots->push_back(Slot{"", a.owner, a.source, a.layer, tokens, actions->size()});
@@ -231,17 +249,18 @@ class OfflineWriter final : public WriterModel {
 
   // The same matter again within this segment: a revision replaces the
   // earlier statement, anything else adds to it.
-  static void Join(WriterAction* earlier, const WriterAction& a, Slot* slot,
+  static void Join(WriterAction* earlier, const WriterAction& a,
+                   const absl::flat_hash_set<std::string>& names, Slot* slot,
                    const std::vector<std::string>& words) {
     const bool revision =
-        HasAny(words, RevisionWords()) && Jaccard(ContentTokens(a.content), slot->tokens) >= 0.4;
+        HasAny(words, RevisionWords()) && Jaccard(ContentTokens(a.content, names), slot->tokens) >= 0.4;
     if (revision || earlier->content.size() + a.content.size() > kMaxJoined) {
       earlier->content = a.content;
     } else {
       earlier->content = absl::StrCat(earlier->content, "; ", a.content);
     }
     if (a.utype == "stance") earlier->utype = a.utype;
-    std::vector<std::string> more = ContentTokens(a.content);
+    std::vector<std::string> more = ContentTokens(a.content, names);
     slot->tokens.insert(slot->tokens.end(), more.begin(), more.end());
   }
 

@@ -102,7 +102,8 @@ std::string SerializeWriterActions(const std::vector<WriterAction>& actions);
 // The rule-based Writer's two constants, chosen leave-one-network-out on the
 // development trajectories (`speakermem eval writer`, eval/results/writer_dev.md).
 struct OfflineWriterParams {
-  // Content words (not function words) a clause needs to be remembered.
+  // Content words (not function words) a clause needs to be remembered; a
+  // clause whose subject is "I" needs one.
   size_t min_content = 2;
   // Within a segment, a record joins an earlier one of the same owner and
   // layer when their content words overlap at least this much (Jaccard);

@@ -65,6 +65,7 @@ TEST_CASE("a change not yet derived outranks the record of the old decision",
   auto r = ts.client()->Query(Where());
   REQUIRE_OK(r);
   INFO(r->answer());
+  INFO(r->evidence_pack());
   // Memory still holds the Lisbon decision...
   bool lisbon_record = false;
   for (const auto& row : r->rows()) {
@@ -108,6 +109,8 @@ TEST_CASE("strict freshness waits for the Writer before answering", "[freshness]
   CHECK(r->freshness().lag_messages() == 0);
   CHECK(r->freshness().derived_through_seq() == 25);
   for (const auto& e : r->evidence()) CHECK_FALSE(e.newer_than_memory());
+  INFO(r->answer());
+  INFO(r->evidence_pack());
   CHECK(r->answer().find("Porto") != std::string::npos);
 }
 

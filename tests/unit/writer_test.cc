@@ -15,7 +15,7 @@ std::vector<WriterRosterMember> Roster() {
 WriterMessage Msg(const std::string& speaker_id, const std::string& text) {
   std::string display = speaker_id;
   display[0] = static_cast<char>(std::toupper(display[0]));
-  return WriterMessage{"id-" + text.substr(0, 8), speaker_id, display, text, 1000, "s1"};
+  return WriterMessage{"id-" + text.substr(0, 8), speaker_id, display, text, 1000, "s1", ""};
 }
 
 std::vector<WriterAction> Write(std::vector<WriterMessage> msgs,
@@ -85,23 +85,30 @@ TEST_CASE("offline Writer: 'A says B ...' is owner B, source A", "[writer]") {
   CHECK(b[0].owner == "chen");
   CHECK(b[0].source == "dana");
   CHECK(b[0].utype == "stance");
-  CHECK(b[0].content == "Dana thinks Chen always volunteers for the workshops");
+  CHECK(b[0].content == "Chen always volunteers for the workshops");
 }
 
 TEST_CASE("offline Writer: decisions and norms go to GROUP layers", "[writer]") {
   auto a = Write({Msg("alice", "Decision: the offsite is in Lisbon, the week of May 18."),
                   Msg("chen", "We always start the retro with a joke round"),
-                  Msg("alice", "Please remember to submit receipts within two weeks")});
-  REQUIRE(a.size() == 3);
+                  Msg("alice", "Please submit receipts within two weeks"),
+                  Msg("bob", "Let's book the Heron Cafe for Saturday")});
+  REQUIRE(a.size() == 4);
   CHECK(a[0].owner == "GROUP");
   CHECK(a[0].layer == "interaction");
   CHECK(a[0].utype == "decision");
   CHECK(a[0].source == "alice");
+  CHECK(a[0].content == "The offsite is in Lisbon, the week of May 18");
   CHECK(a[1].owner == "GROUP");
   CHECK(a[1].layer == "insight");
   CHECK(a[1].content == "The group always start the retro with a joke round");
   CHECK(a[2].layer == "insight");
   CHECK(a[2].source == "alice");
+  // A plan the group adopts is an interaction, proposed by its speaker.
+  CHECK(a[3].owner == "GROUP");
+  CHECK(a[3].layer == "interaction");
+  CHECK(a[3].source == "bob");
+  CHECK(a[3].content == "The group will book the Heron Cafe for Saturday");
 }
 
 TEST_CASE("offline Writer: scope is always consistent", "[writer]") {
@@ -157,19 +164,94 @@ TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") 
   CHECK(a[0].type == Type::kNoop);
   std::vector<WriterMessage> many;
   for (int i = 0; i < 20; ++i) {
-    many.push_back(Msg("bob", "I like " + std::string(3, static_cast<char>('a' + i)) + " and " +
+    many.push_back(Msg("bob", std::string(3, static_cast<char>('a' + i)) + " " +
                                   std::string(4, static_cast<char>('b' + i))));
   }
   CHECK(Write(many, {}, 8).size() == 8);
 }
 
-TEST_CASE("offline Writer: a question is recorded as the asker's behaviour", "[writer]") {
-  auto a = Write({Msg("chen", "Should we book the night train to Porto?")});
+TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are NOOP",
+          "[writer]") {
+  for (const char* text :
+       {"Should we book the night train to Porto?", "anyone free tonight", "what time",
+        "Agreed.", "Exactly, fair point", "That's hilarious", "\xF0\x9F\x99\x82\xF0\x9F\x8E\x89",
+        "haha yes", "Good morning everyone!", "Are you coming to the thing"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  // The statement beside a question is kept, the question is not.
+  auto b = Write({Msg("chen", "I booked the night train to Porto. Anyone want the top bunk?")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Chen booked the night train to Porto");
+}
+
+TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or addressed",
+          "[writer]") {
+  auto a = Write({Msg("dana", "Honestly I have a hard stop at nine that week")});
   REQUIRE(a.size() == 1);
-  CHECK(a[0].owner == "chen");
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].content == "Dana has a hard stop at nine that week");
+
+  // A reply's "you" is the person replied to, whoever spoke last.
+  WriterMessage reply = Msg("alice", "You could have texted before ten, to be fair");
+  reply.reply_to_speaker_id = "bob";
+  auto b = Write({Msg("chen", "Sorry, the investor call ran over"), reply});
+  REQUIRE(b.size() == 2);
+  CHECK(b[1].owner == "bob");
+  CHECK(b[1].source == "alice");
+  CHECK(b[1].layer == "profile");
+  CHECK(b[1].content == "Bob could have texted before ten, to be fair");
+
+  // Without a reply target: the segment's previous speaker.
+  auto c = Write({Msg("chen", "Sorry, the investor call ran over"),
+                  Msg("alice", "You could have texted before ten")});
+  REQUIRE(c.size() == 2);
+  CHECK(c[1].owner == "chen");
+
+  // A vocative names the addressee and is not part of the record.
+  auto d = Write({Msg("chen", "The investor call ran over"),
+                  Msg("alice", "Dana, you look really well after the holiday")});
+  REQUIRE(d.size() == 2);
+  CHECK(d[1].owner == "dana");
+  CHECK(d[1].content == "Dana looks really well after the holiday");
+}
+
+TEST_CASE("offline Writer: a person's own need is their core, advice their addressee's",
+          "[writer]") {
+  auto a = Write(
+      {Msg("dana", "Any city works for me, but I'm vegetarian, so the venue needs real options.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
   CHECK(a[0].layer == "core");
-  CHECK(a[0].utype == "observation");
-  CHECK(a[0].content == "Chen asks: Should we book the night train to Porto?");
+  CHECK(a[0].content.find("Dana is vegetarian") != std::string::npos);
+
+  WriterMessage advice = Msg("alice", "Take one trip at a time, the flights will calm down");
+  advice.reply_to_speaker_id = "chen";
+  auto b = Write({advice});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  CHECK(b[0].source == "alice");
+  CHECK(b[0].layer == "profile");
+}
+
+TEST_CASE("offline Writer: emoji end a clause and do not reach the record", "[writer]") {
+  auto a = Write({Msg("bob", "just got covered by TechCrunch \xF0\x9F\x94\xA5 might make it after all")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content == "Just got covered by TechCrunch, might make it after all");
+}
+
+TEST_CASE("offline Writer: a revision of a plan without the plan's words is an UPDATE",
+          "[writer]") {
+  std::vector<WriterHead> heads = {{"h1", "interaction", "GROUP", "alice", "decision",
+                                    "The offsite is in Lisbon, the week of May 18", 1}};
+  auto a = Write({Msg("bob", "Change of plan: we are going with Porto instead.")}, heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kUpdate);
+  CHECK(a[0].entry_id == "h1");
+  CHECK(a[0].content.find("Porto") != std::string::npos);
 }
 
 TEST_CASE("ParseWriterActions is tolerant of form, strict on meaning", "[writer]") {
