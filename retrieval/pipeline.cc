@@ -362,11 +362,13 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   if (req.stages && req.system2) SM_RETURN_IF_ERROR(SystemTwo(req, roster, &out));
 
   // 6. Compose and answer.
-  if (req.stages) {
-    std::map<std::string, std::string> names;
-    for (const auto& m : roster) names[m.speaker_id] = m.aliases.empty() ? "" : m.aliases.front();
-    out.evidence_pack = ComposeEvidencePack(out.s1, out.s2, names, req.system2);
-  }
+  std::map<std::string, std::string> names;  // speaker id -> display name
+  for (const auto& m : roster) names[m.speaker_id] = m.aliases.empty() ? "" : m.aliases.front();
+  auto display = [&names](const std::string& id) {
+    auto it = names.find(id);
+    return it == names.end() || it->second.empty() ? id : it->second;
+  };
+  if (req.stages) out.evidence_pack = ComposeEvidencePack(out.s1, out.s2, names, req.system2);
   if (req.answer) {
     auto t = Clock::now();
     StageCall call;
@@ -383,12 +385,12 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     }
     for (const auto& row : out.s2) {
       for (const auto& r : row.records) {
-        in.evidence.push_back(EvidenceItem{r.record_id, row.row, r.source, r.source, r.owner,
-                                           r.layer, r.valid_at_ms, r.content, 0});
+        in.evidence.push_back(EvidenceItem{r.record_id, row.row, display(r.source), r.source,
+                                           r.owner, r.layer, r.valid_at_ms, r.content, 0});
       }
       for (const auto& r : row.sourced) {
-        in.evidence.push_back(EvidenceItem{r.record_id, row.row, r.source, r.source, r.owner,
-                                           r.layer, r.valid_at_ms, r.content, 0});
+        in.evidence.push_back(EvidenceItem{r.record_id, row.row, display(r.source), r.source,
+                                           r.owner, r.layer, r.valid_at_ms, r.content, 0});
       }
       if (row.fallback) {
         const storage::Message& m = *row.fallback;

@@ -441,11 +441,15 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
 
   // A short label before a colon ("Updated decision: ...", "Budget
   // question: ..."): its words mark the clause, the rest is the matter.
+  // A member's name as the label ("Yusuf: no autumn") says what holds for
+  // that member.
   bool decision_label = false;
+  const WriterRosterMember* label_member = nullptr;
   for (size_t i = 0; i + 1 < ws.size() && i < 3; ++i) {
     if (!absl::StrContains(ws[i].tail, ':')) continue;
     std::vector<Word> label(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
     decision_label = HasWord(label, DecisionWords()) || HasWord(label, {"decision", "plan"});
+    if (i == 0) label_member = Member(ws[0], ctx);
     ws.erase(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
     break;
   }
@@ -537,6 +541,10 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
     return Nothing("too little to remember");
   }
   if (decision_label) return group_reading("decision label");
+  if (label_member != nullptr && label_member->speaker_id != ctx.speaker.speaker_id) {
+    return other_reading(Speaker{label_member->speaker_id, NameOf(*label_member)}, ws,
+                         "what holds for a member");
+  }
   // "I think Bob ...": a view of another member.
   if (first_person && ws.size() > 2 && In(w0, {"i"}) && In(w1, ViewVerbs())) {
     size_t at = 2;

@@ -216,6 +216,14 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   REQUIRE(d.size() == 2);
   CHECK(d[1].owner == "dana");
   CHECK(d[1].content == "Dana looks really well after the holiday");
+
+  // A member's name as a label: what holds for that member, said by the speaker.
+  auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].owner == "chen");
+  CHECK(e[0].source == "bob");
+  CHECK(e[0].layer == "profile");
+  CHECK(e[0].content == "No flights after nine this month");
 }
 
 TEST_CASE("offline Writer: a person's own need is their core, advice their addressee's",
