@@ -36,20 +36,23 @@ absl::StatusOr<std::optional<Segment>> NextSegment(storage::Store* store,
   return seg;
 }
 
-std::vector<std::string> ReplySpeakers(storage::Store* store, const storage::ChannelRef& channel,
-                                       const std::vector<storage::Message>& messages) {
-  std::vector<std::string> out(messages.size());
+std::vector<WriterMessage> ToWriterMessages(storage::Store* store,
+                                            const storage::ChannelRef& channel,
+                                            const std::vector<storage::Message>& messages) {
+  std::vector<WriterMessage> out;
   for (size_t i = 0; i < messages.size(); ++i) {
-    const std::string& target = messages[i].reply_to;
-    if (target.empty()) continue;
-    for (size_t j = 0; j < i && out[i].empty(); ++j) {
-      if (messages[j].message_id == target) out[i] = messages[j].speaker_id;
+    const storage::Message& m = messages[i];
+    out.push_back(
+        WriterMessage{m.message_id, m.speaker_id, m.speaker, m.text, m.timestamp_ms, m.session, ""});
+    if (m.reply_to.empty()) continue;
+    for (size_t j = 0; j < i && out[i].reply_to_speaker_id.empty(); ++j) {
+      if (messages[j].message_id == m.reply_to) out[i].reply_to_speaker_id = messages[j].speaker_id;
     }
-    if (!out[i].empty()) continue;
-    absl::StatusOr<uint64_t> seq = store->FindMessageId(channel, target);
+    if (!out[i].reply_to_speaker_id.empty()) continue;
+    absl::StatusOr<uint64_t> seq = store->FindMessageId(channel, m.reply_to);
     if (!seq.ok()) continue;  // a reply to a message the channel does not hold
     absl::StatusOr<std::vector<storage::Message>> found = store->GetMessagesBySeq(channel, {*seq});
-    if (found.ok() && !found->empty()) out[i] = found->front().speaker_id;
+    if (found.ok() && !found->empty()) out[i].reply_to_speaker_id = found->front().speaker_id;
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "storage/store.h"
 #include "storage/types.h"
+#include "writer/writer_model.h"
 
 namespace speakermem::writer {
 
@@ -31,11 +32,13 @@ absl::StatusOr<std::optional<Segment>> NextSegment(storage::Store* store,
                                                    const storage::WriterState& state,
                                                    size_t window);
 
-// The speaker id of each message's reply target (empty where a message
-// replies to none, or to one the channel does not hold), looked up in the
-// segment first and in the store otherwise.
-std::vector<std::string> ReplySpeakers(storage::Store* store, const storage::ChannelRef& channel,
-                                       const std::vector<storage::Message>& messages);
+// The segment's messages as the Writer stage sees them, each with the
+// speaker id of its reply target (empty where it replies to none, or to one
+// the channel does not hold), looked up in the segment first and in the
+// store otherwise.
+std::vector<WriterMessage> ToWriterMessages(storage::Store* store,
+                                            const storage::ChannelRef& channel,
+                                            const std::vector<storage::Message>& messages);
 
 }  // namespace speakermem::writer
 

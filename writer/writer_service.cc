@@ -735,12 +735,7 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
   in.roster = ctx->roster;
   in.heads = BoundHeads(*ctx, seg, head_cache);
   in.max_actions = ctx->max_actions;
-  const std::vector<std::string> reply_speakers = ReplySpeakers(store, ch, seg.messages);
-  for (size_t i = 0; i < seg.messages.size(); ++i) {
-    const storage::Message& m = seg.messages[i];
-    in.messages.push_back(WriterMessage{m.message_id, m.speaker_id, m.speaker, m.text,
-                                        m.timestamp_ms, m.session, reply_speakers[i]});
-  }
+  in.messages = ToWriterMessages(store, ch, seg.messages);
   absl::Status last = absl::UnknownError("no attempt");
   int backoff = options_.retry_backoff_ms;
   for (int a = 0; a < std::max(1, options_.max_attempts); ++a) {

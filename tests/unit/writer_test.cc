@@ -435,6 +435,38 @@ TEST_CASE("BuildApply fills ids, provenance, time and chain links", "[writer][va
   CHECK(apply.superseded[0] == std::make_pair(std::string("r000000000007"), b.record_id));
 }
 
+TEST_CASE("the Writer sees each message's reply target, in the segment or the store",
+          "[writer][segmenter]") {
+  speakermem::testing::TempDir dir;
+  storage::StoreOptions so;
+  so.path = dir.path();
+  auto store = storage::Store::Open(so);
+  REQUIRE_OK(store);
+  storage::ChannelRef ch{"default", "c"};
+  std::vector<storage::Message> msgs;
+  for (const auto& [id, speaker, reply] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"m1", "Alice", ""}, {"m2", "Bob", "m1"}, {"m3", "Chen", "m2"}, {"m4", "Dana", "gone"}}) {
+    storage::Message m;
+    m.message_id = id;
+    m.speaker = speaker;
+    m.text = "text of " + id;
+    m.timestamp_ms = 1000;
+    m.session = "s1";
+    m.reply_to = reply;
+    msgs.push_back(m);
+  }
+  REQUIRE_OK((*store)->AppendMessages(ch, &msgs));
+  // The segment starts at m3: m2 is found in the store, not the segment.
+  std::vector<storage::Message> segment(msgs.begin() + 1, msgs.end());
+  std::vector<WriterMessage> in = ToWriterMessages(store->get(), ch, segment);
+  REQUIRE(in.size() == 3);
+  CHECK(in[0].reply_to_speaker_id == "Alice");  // m2 -> m1, from the store
+  CHECK(in[1].reply_to_speaker_id == "Bob");    // m3 -> m2, in the segment
+  CHECK(in[2].reply_to_speaker_id.empty());     // a target the channel does not hold
+  CHECK(in[1].text == "text of m3");
+}
+
 TEST_CASE("segments: window, session change and flush mark", "[writer][segmenter]") {
   speakermem::testing::TempDir dir;
   storage::StoreOptions so;
