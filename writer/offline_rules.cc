@@ -103,10 +103,10 @@ const Set& Phatic() {
       "congrats", "congratulations", "see", "later", "soon", "gm", "love", "amazing",
       "perfect", "brilliant", "lovely", "fun", "wow", "omg", "legend", "exactly", "fair",
       "point", "true", "agreed", "agree", "totally", "definitely", "ha", "lmao", "hahaha",
-      "noted", "deal", "done", "works", "fine", "okay", "ok", "yay", "woo", "haha", "idea",
-      "glad", "hear", "happy", "miss", "missed", "xx", "x", "congratulations", "well",
-      "enjoy", "luck", "worries", "problem", "course", "absolutely", "bad", "shame", "oh",
-      "no", "sad", "sorry", "ugh", "hope", "hopefully", "indeed", "right", "lovely", "night"};
+      "noted", "deal", "done", "works", "fine", "okay", "ok", "yay", "woo", "idea", "glad",
+      "hear", "happy", "miss", "missed", "xx", "x", "well", "enjoy", "luck", "worries",
+      "problem", "course", "absolutely", "bad", "shame", "oh", "no", "sad", "sorry", "ugh",
+      "hope", "hopefully", "indeed", "right"};
   return *s;
 }
 
@@ -175,7 +175,7 @@ const Set& StanceWords() {
       "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "rather",
       "think", "thinks", "feel", "feels", "want", "wants", "enjoy", "enjoys", "believe",
       "vote", "favourite", "favorite", "wish", "worried", "excited", "happy", "against",
-      "prefer", "hope", "fan", "can't stand", "dislike", "dislikes", "mind", "keen", "into"};
+      "hope", "fan", "dislike", "dislikes", "mind", "keen"};
   return *s;
 }
 const Set& ViewVerbs() {
@@ -194,7 +194,7 @@ const Set& ImperativeVerbs() {
       "put", "read", "relax", "remember", "rest", "save", "say", "send", "show", "skip",
       "sleep", "sort", "spend", "stay", "stop", "submit", "take", "tell", "text", "treat",
       "trust", "try", "use", "wait", "watch", "write", "be", "believe", "breathe", "chill",
-      "stick", "bring", "share", "shout", "message", "drop", "swing", "pop"};
+      "stick", "share", "shout", "message", "drop", "swing", "pop"};
   return *s;
 }
 
@@ -217,7 +217,7 @@ std::string ThirdPersonVerb(const std::string& verb) {
       "came", "thought", "left", "told", "felt", "knew", "bought", "brought", "ran", "won",
       "lost", "met", "sent", "spent", "kept", "began", "wrote", "ate", "gave", "heard", "paid",
       "put", "read", "set", "sat", "stood", "understood", "forgot", "chose", "drove", "flew",
-      "grew", "need's", "to", "not", "never", "cannot"};
+      "grew", "to", "not", "never", "cannot"};
   if (verb == "am" || verb == "are") return "is";
   if (verb == "were") return "was";
   if (verb == "have") return "has";

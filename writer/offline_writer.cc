@@ -10,10 +10,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "retrieval/text.h"
 #include "retrieval/tokenizer.h"
 #include "writer/offline_rules.h"
@@ -32,7 +29,6 @@ std::vector<std::string> ContentTokens(absl::string_view text,
   }
   return out;
 }
-using retrieval::FindTokenRun;
 using retrieval::Tokenize;
 
 bool HasAny(const std::vector<std::string>& toks, const absl::flat_hash_set<std::string>& set) {
@@ -218,7 +214,7 @@ class OfflineWriter final : public WriterModel {
     }
     if (revises_head && head_sim >= own_sim) {
       if (head->action != SIZE_MAX) {
-        Join(&(*actions)[head->action], a, names, head, words);
+        Join(&(*actions)[head->action], a, tokens, head, words);
         return;
       }
       WriterAction u;
@@ -240,7 +236,7 @@ class OfflineWriter final : public WriterModel {
     WriterAction* earlier = own != nullptr ? &(*actions)[own->action] : nullptr;
     if (own != nullptr && own_sim >= params_.merge_similarity &&
         earlier->content.size() + a.content.size() <= kMaxJoined) {
-      Join(earlier, a, names, own, words);
+      Join(earlier, a, tokens, own, words);
       return;
     }
     slots->push_back(Slot{"", a.owner, a.source, a.layer, tokens, actions->size()});
@@ -250,18 +246,17 @@ class OfflineWriter final : public WriterModel {
   // The same matter again within this segment: a revision replaces the
   // earlier statement, anything else adds to it.
   static void Join(WriterAction* earlier, const WriterAction& a,
-                   const absl::flat_hash_set<std::string>& names, Slot* slot,
+                   const std::vector<std::string>& tokens, Slot* slot,
                    const std::vector<std::string>& words) {
     const bool revision =
-        HasAny(words, RevisionWords()) && Jaccard(ContentTokens(a.content, names), slot->tokens) >= 0.4;
+        HasAny(words, RevisionWords()) && Jaccard(tokens, slot->tokens) >= 0.4;
     if (revision || earlier->content.size() + a.content.size() > kMaxJoined) {
       earlier->content = a.content;
     } else {
       earlier->content = absl::StrCat(earlier->content, "; ", a.content);
     }
     if (a.utype == "stance") earlier->utype = a.utype;
-    std::vector<std::string> more = ContentTokens(a.content, names);
-    slot->tokens.insert(slot->tokens.end(), more.begin(), more.end());
+    slot->tokens.insert(slot->tokens.end(), tokens.begin(), tokens.end());
   }
 
   // A joined record stays readable.
