@@ -74,25 +74,32 @@ std::string StripTrailingCommas(absl::string_view json) {
   return out;
 }
 
-absl::StatusOr<std::string> ExtractJson(absl::string_view text) {
-  // A fenced block wins when it holds valid JSON.
+std::vector<std::string> JsonCandidates(absl::string_view text) {
+  std::vector<std::string> out;
   size_t fence = text.find("```");
   while (fence != absl::string_view::npos) {
     size_t body = text.find('\n', fence);
     size_t close = body == absl::string_view::npos ? body : text.find("```", body);
     if (close == absl::string_view::npos) break;
     std::string inner = StripTrailingCommas(text.substr(body + 1, close - body - 1));
-    if (Valid(inner)) return nlohmann::json::parse(inner).dump();
+    if (Valid(inner)) out.push_back(nlohmann::json::parse(inner).dump());
     fence = text.find("```", close + 3);
   }
-  // Otherwise the first balanced object or array that parses.
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '{' && text[i] != '[') continue;
     size_t end = BalancedEnd(text, i);
     if (end == absl::string_view::npos) continue;
     std::string candidate = StripTrailingCommas(text.substr(i, end - i));
-    if (Valid(candidate)) return nlohmann::json::parse(candidate).dump();
+    if (!Valid(candidate)) continue;
+    out.push_back(nlohmann::json::parse(candidate).dump());
+    i = end - 1;
   }
+  return out;
+}
+
+absl::StatusOr<std::string> ExtractJson(absl::string_view text) {
+  std::vector<std::string> all = JsonCandidates(text);
+  if (!all.empty()) return all.front();
   return absl::InvalidArgumentError(
       absl::StrCat("no JSON object or array in model output: \"", Excerpt(text), "\""));
 }

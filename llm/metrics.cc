@@ -24,7 +24,17 @@ LlmMetrics::LlmMetrics(prometheus::Registry* r)
                      .Name("speakermem_stage_fallbacks_total")
                      .Help("Stages that fell back to their safe default after a model "
                            "failure.")
-                     .Register(*r)) {}
+                     .Register(*r)),
+      coercions_(prometheus::BuildCounter()
+                     .Name("speakermem_model_coercions_total")
+                     .Help("Reply values a stage coerced, salvaged or dropped to read a "
+                           "model's reply, by stage and kind.")
+                     .Register(*r)),
+      step_downs_(prometheus::BuildCounter()
+                      .Name("speakermem_model_format_step_downs_total")
+                      .Help("Endpoints that refused a response_format, by stage and the form "
+                            "used from then on (json_object, none).")
+                      .Register(*r)) {}
 
 void LlmMetrics::ObserveCall(const std::string& stage, const std::string& outcome,
                              double seconds) {
@@ -49,6 +59,14 @@ void LlmMetrics::CountRetry(const std::string& stage, const std::string& reason)
 
 void LlmMetrics::CountFallback(const std::string& stage) {
   fallbacks_.Add({{"stage", stage}}).Increment();
+}
+
+void LlmMetrics::CountCoercion(const std::string& stage, const std::string& kind) {
+  coercions_.Add({{"stage", stage}, {"kind", kind}}).Increment();
+}
+
+void LlmMetrics::CountFormatStepDown(const std::string& stage, const std::string& to) {
+  step_downs_.Add({{"stage", stage}, {"to", to}}).Increment();
 }
 
 }  // namespace speakermem::llm

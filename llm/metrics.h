@@ -23,6 +23,10 @@ class LlmMetrics {
   void CountRetry(const std::string& stage, const std::string& reason);
   // A stage fell back to its safe default after a model failure.
   void CountFallback(const std::string& stage);
+  // A reply value the stage coerced, salvaged or dropped (StageCall::coercions).
+  void CountCoercion(const std::string& stage, const std::string& kind);
+  // The endpoint refused a response_format; `to` is the form used from now on.
+  void CountFormatStepDown(const std::string& stage, const std::string& to);
 
  private:
   prometheus::Family<prometheus::Counter>& calls_;
@@ -30,6 +34,8 @@ class LlmMetrics {
   prometheus::Family<prometheus::Counter>& tokens_;
   prometheus::Family<prometheus::Counter>& retries_;
   prometheus::Family<prometheus::Counter>& fallbacks_;
+  prometheus::Family<prometheus::Counter>& coercions_;
+  prometheus::Family<prometheus::Counter>& step_downs_;
 };
 
 }  // namespace speakermem::llm

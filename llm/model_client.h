@@ -43,6 +43,10 @@ struct StageCall {
   Usage usage;
   bool fell_back = false;  // the model failed; the stage's safe default was used
   std::string note;
+  // What the stage had to coerce, salvage or drop to read the reply
+  // ("string_boolean", "top_level_array", "dropped_ranking_item", ...), one
+  // entry per occurrence; counted in speakermem_model_coercions_total.
+  std::vector<std::string> coercions;
 };
 
 struct ChatRequest {
@@ -50,12 +54,18 @@ struct ChatRequest {
   std::string system;  // system message
   std::string user;    // user message
   bool json = true;    // ask for JSON output when the endpoint supports it
+  // The reply's JSON Schema (JSON text), sent as a strict `json_schema`
+  // response_format; empty: `json_object`. An endpoint that refuses one
+  // (400 or 422) is asked again one step down (json_schema, json_object,
+  // none), and the step is remembered for the endpoint.
+  std::string schema;
 };
 
 struct ChatResponse {
   std::string text;           // the model's message content, as sent
   std::string finish_reason;  // "stop", "length", ...
   bool truncated = false;     // finish_reason == "length"
+  std::string format;         // response_format sent: json_schema, json_object or none
   Usage usage;
   int attempts = 0;           // HTTP attempts made (1 = no retry)
 };
@@ -77,7 +87,8 @@ class ModelClient {
   // connection failures and 5xx that outlast them; INVALID_ARGUMENT (400),
   // UNAUTHENTICATED (401), PERMISSION_DENIED (403), NOT_FOUND (404) at once;
   // INTERNAL for a reply that is not the API's JSON. A truncated reply is
-  // returned with truncated = true (ExtractJson callers must reject it).
+  // returned with truncated = true (counted as outcome "truncated"); callers
+  // salvage what is complete or reject it. 422 is INVALID_ARGUMENT too.
   virtual absl::StatusOr<ChatResponse> Chat(const ChatRequest& request) = 0;
 
   // Embeddings of `inputs`, batched by the endpoint's embed_batch. Errors as

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -79,6 +80,16 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// A refusal of the response_format: a 422 (FastAPI-style servers validate
+// the request body), or a 400 whose body names the field.
+bool RefusesFormat(const absl::Status& s) {
+  if (!absl::IsInvalidArgument(s)) return false;
+  const std::string m = absl::AsciiStrToLower(s.message());
+  return absl::StrContains(m, "http 422") || absl::StrContains(m, "response_format") ||
+         absl::StrContains(m, "json_schema") || absl::StrContains(m, "json_object") ||
+         absl::StrContains(m, "schema");
+}
+
 std::string Lower(absl::StatusCode code) {
   return absl::AsciiStrToLower(absl::StatusCodeToString(code));
 }
@@ -89,7 +100,8 @@ class OpenAiClient final : public ModelClient {
       : config_(config),
         metrics_(metrics),
         api_key_(std::move(api_key)),
-        slots_(config.max_concurrency) {
+        slots_(config.max_concurrency),
+        format_floor_(config.json_mode ? 0 : 2) {
     GlobalInit();
   }
 
@@ -116,7 +128,7 @@ class OpenAiClient final : public ModelClient {
   std::string Redact(std::string text) const;
   int Backoff(int retry) const;
   void Finish(const std::string& stage, Clock::time_point start, const absl::Status& s,
-              const Usage* usage);
+              const Usage* usage, bool truncated = false);
 
   // Constant after construction.
   const EndpointConfig config_;
@@ -124,7 +136,9 @@ class OpenAiClient final : public ModelClient {
   const std::string api_key_;
 
   Semaphore slots_;
-  std::atomic<bool> json_mode_rejected_{false};
+  // The first response_format the endpoint has not refused: 0 json_schema,
+  // 1 json_object, 2 none (json_mode off starts at 2).
+  std::atomic<int> format_floor_;
   std::mutex pool_mu_;
   std::vector<CURL*> pool_;  // guarded by pool_mu_; idle handles keep connections
 };
@@ -252,7 +266,8 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     } else {
       std::string msg = absl::StrCat(where, ": HTTP ", r.status, ": ", Redact(r.body));
       switch (r.status) {
-        case 400: return absl::InvalidArgumentError(msg);
+        case 400:
+        case 422: return absl::InvalidArgumentError(msg);
         case 401: return absl::UnauthenticatedError(msg);
         case 403: return absl::PermissionDeniedError(msg);
         case 404: return absl::NotFoundError(msg);
@@ -277,10 +292,10 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
 }
 
 void OpenAiClient::Finish(const std::string& stage, Clock::time_point start,
-                          const absl::Status& s, const Usage* usage) {
+                          const absl::Status& s, const Usage* usage, bool truncated) {
   if (metrics_ == nullptr) return;
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  metrics_->ObserveCall(stage, s.ok() ? "ok" : Lower(s.code()), secs);
+  metrics_->ObserveCall(stage, !s.ok() ? Lower(s.code()) : truncated ? "truncated" : "ok", secs);
   if (usage != nullptr) {
     metrics_->AddTokens(stage, usage->tokens_in, usage->tokens_out, usage->estimated);
   }
@@ -295,22 +310,43 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
                  {{"role", "user"}, {"content", req.user}}}},
                {"temperature", config_.temperature},
                {"max_tokens", config_.max_tokens}};
-  bool with_format = req.json && config_.json_mode && !json_mode_rejected_.load();
-  if (with_format) body["response_format"] = {{"type", "json_object"}};
+  // The strictest response_format the endpoint has not refused. A refusal
+  // (RefusesFormat) is asked again one form down; the step is
+  // remembered for the endpoint once a lower form succeeds (a request the
+  // endpoint refuses for another reason fails the same way on every form).
+  static constexpr const char* kFormats[] = {"json_schema", "json_object", "none"};
+  json schema = req.schema.empty() ? json() : json::parse(req.schema, nullptr, false);
+  const bool has_schema = schema.is_object();
+  const int first = !req.json ? 2 : std::max(format_floor_.load(), has_schema ? 0 : 1);
+  int level = first;
   ChatResponse out;
-  absl::StatusOr<HttpResult> r = Post(req.stage, "/chat/completions", body.dump(), deadline,
-                                      &out.attempts);
-  if (!r.ok() && with_format && absl::IsInvalidArgument(r.status()) &&
-      r.status().message().find("response_format") != absl::string_view::npos) {
-    // The endpoint does not support JSON mode: remember, and ask again
-    // without it (the prompt still asks for JSON).
-    json_mode_rejected_.store(true);
-    LOG_WARN("endpoint rejected response_format; continuing without it")
-        .Str("stage", req.stage)
-        .Str("base_url", config_.base_url);
-    body.erase("response_format");
+  absl::StatusOr<HttpResult> r;
+  for (;;) {
+    if (level == 0) {
+      body["response_format"] = {
+          {"type", "json_schema"},
+          {"json_schema", {{"name", req.stage}, {"strict", true}, {"schema", schema}}}};
+    } else if (level == 1) {
+      body["response_format"] = {{"type", "json_object"}};
+    } else {
+      body.erase("response_format");
+    }
     r = Post(req.stage, "/chat/completions", body.dump(), deadline, &out.attempts);
+    if (r.ok() || level == 2 || !RefusesFormat(r.status())) break;
+    LOG_WARN("endpoint refused the request with a response_format; asking with the next form")
+        .Str("stage", req.stage)
+        .Str("base_url", config_.base_url)
+        .Str("refused", kFormats[level])
+        .Str("error", r.status().message());
+    ++level;
   }
+  if (r.ok() && level > first) {
+    int floor = format_floor_.load();
+    while (floor < level && !format_floor_.compare_exchange_weak(floor, level)) {
+    }
+    if (metrics_ != nullptr) metrics_->CountFormatStepDown(req.stage, kFormats[level]);
+  }
+  out.format = kFormats[level];
   if (!r.ok()) {
     Finish(req.stage, start, r.status(), nullptr);
     return r.status();
@@ -344,7 +380,7 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
     out.usage.tokens_out = EstimateTokens(out.text);
     out.usage.estimated = true;
   }
-  Finish(req.stage, start, absl::OkStatus(), &out.usage);
+  Finish(req.stage, start, absl::OkStatus(), &out.usage, out.truncated);
   return out;
 }
 

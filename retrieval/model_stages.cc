@@ -7,7 +7,8 @@
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "llm/json_extract.h"
+#include "absl/strings/ascii.h"
+#include "llm/structured.h"
 #include "llm/metrics.h"
 #include "nlohmann/json.hpp"
 #include "retrieval/stages.h"
@@ -22,30 +23,72 @@ std::string When(int64_t ms) {
   return absl::StrCat(iso.substr(0, 10), " ", iso.substr(11, 5));
 }
 
-// One JSON chat call: truncation and unparseable output become errors that
-// name the stage.
-absl::StatusOr<json> ChatJson(llm::ModelClient* client, const std::string& stage,
-                              const std::string& system, const std::string& user,
-                              StageCall* call) {
-  llm::ChatRequest req{stage, system, user, true};
-  absl::StatusOr<llm::ChatResponse> r = client->Chat(req);
-  if (call != nullptr) ++call->model_calls;
-  if (!r.ok()) return r.status();
-  if (call != nullptr) call->usage.Add(r->usage);
-  if (r->truncated) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "stage ", stage, ": model reply was cut at max_tokens (finish_reason=length)"));
+// Each stage's reply: its JSON Schema (sent as a strict response_format),
+// the property every reply has, and the property a bare array stands for.
+// The parsers below accept exactly what the schema allows plus the lenient
+// forms llm::ReadReply and the Read* helpers record as coercions.
+const llm::ReplyShape& ProjectShape() {
+  static const auto* s = new llm::ReplyShape{
+      "project",
+      R"({"type":"object","properties":{"rows":{"type":"array","items":{"type":"string"}},)"
+      R"("issue":{"type":"string"},"tense":{"type":"string","enum":["head","full"]},)"
+      R"("source":{"type":"string"},"owner":{"type":"string"}},)"
+      R"("required":["rows","issue","tense","source","owner"],"additionalProperties":false})",
+      "rows", "rows"};
+  return *s;
+}
+const llm::ReplyShape& SelectShape() {
+  static const auto* s = new llm::ReplyShape{
+      "select",
+      R"({"type":"object","properties":{"ranking":{"type":"array","items":{"type":"integer"}},)"
+      R"("anchors":{"type":"array","items":{"type":"integer"}}},)"
+      R"("required":["ranking","anchors"],"additionalProperties":false})",
+      "ranking", "ranking"};
+  return *s;
+}
+const llm::ReplyShape& SufficiencyShape() {
+  static const auto* s = new llm::ReplyShape{
+      "sufficiency",
+      R"({"type":"object","properties":{"sufficient":{"type":"boolean"},)"
+      R"("search_term":{"type":"string"}},"required":["sufficient","search_term"],)"
+      R"("additionalProperties":false})",
+      "", "sufficient"};
+  return *s;
+}
+const llm::ReplyShape& AnswerShape() {
+  static const auto* s = new llm::ReplyShape{
+      "answer",
+      R"({"type":"object","properties":{"answer":{"type":"string"},"abstain":{"type":"boolean"},)"
+      R"("cited":{"type":"array","items":{"type":"string"}}},)"
+      R"("required":["answer","abstain","cited"],"additionalProperties":false})",
+      "", "answer"};
+  return *s;
+}
+
+// Notes what a stage had to coerce, for the query trace.
+void NoteCoercions(StageCall* call) {
+  if (call == nullptr || call->coercions.empty()) return;
+  absl::StrAppend(&call->note, call->note.empty() ? "" : "; ", "coerced: ",
+                  absl::StrJoin(call->coercions, ", "));
+}
+
+// Indexes into `n` candidates from a JSON list, lenient per item; items
+// that are not indexes, out of range or repeated are dropped and counted.
+std::vector<size_t> ReadIndexes(const json& list, size_t n, size_t limit, StageCall* call,
+                                const char* dropped_kind) {
+  std::vector<size_t> out;
+  std::vector<bool> seen(n, false);
+  for (const auto& x : list) {
+    int64_t i = 0;
+    if (!llm::ReadIndex(x, &i, call) || i < 0 || static_cast<size_t>(i) >= n || seen[i] ||
+        out.size() >= limit) {
+      llm::Coerced(call, dropped_kind);
+      continue;
+    }
+    seen[i] = true;
+    out.push_back(static_cast<size_t>(i));
   }
-  absl::StatusOr<std::string> text = llm::ExtractJson(r->text);
-  if (!text.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("stage ", stage, ": ", text.status().message()));
-  }
-  json j = json::parse(*text, nullptr, false);
-  if (!j.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stage ", stage, ": model reply is not a JSON object"));
-  }
-  return j;
+  return out;
 }
 
 absl::Status Malformed(const std::string& stage, const std::string& what) {
@@ -81,23 +124,37 @@ class ModelProject final : public ProjectStage {
     }
     if (!in.asker.empty()) absl::StrAppend(&user, "Asked by: ", in.asker, "\n");
     absl::StrAppend(&user, "Question: ", in.question);
-    absl::StatusOr<json> j = ChatJson(client_.get(), "project", kProjectSystem, user, call);
+    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), ProjectShape(), kProjectSystem,
+                                                 user, call);
     if (!j.ok()) return j.status();
-    if (!j->contains("rows") || !(*j)["rows"].is_array()) return Malformed("project", "has no rows list");
+    json rows = (*j)["rows"];
+    if (rows.is_string()) {
+      llm::Coerced(call, "string_as_list");
+      rows = json::array({rows});
+    }
+    if (!rows.is_array()) return Malformed("project", "has no rows list");
     Projection p;
-    for (const auto& r : (*j)["rows"]) {
-      if (!r.is_string()) continue;
-      std::string id = Resolve(r.get<std::string>(), in.roster);
-      if (!id.empty() && std::find(p.rows.begin(), p.rows.end(), id) == p.rows.end()) {
+    for (const auto& r : rows) {
+      std::string name;
+      std::string id = llm::ReadString(r, &name, call) ? Resolve(name, in.roster) : "";
+      if (id.empty()) {
+        llm::Coerced(call, "dropped_row");
+      } else if (std::find(p.rows.begin(), p.rows.end(), id) == p.rows.end()) {
         p.rows.push_back(id);
       }
     }
     if (p.rows.empty()) p.rows.push_back(kRowAll);
-    p.issue = j->value("issue", "");
+    auto text = [&](const char* key) {
+      std::string v;
+      if (j->contains(key)) llm::ReadString((*j)[key], &v, call);
+      return v;
+    };
+    p.issue = text("issue");
     if (p.issue.empty()) p.issue = in.question;
-    p.tense = j->value("tense", "head") == "full" ? Tense::kFull : Tense::kHead;
-    p.source = Resolve(j->value("source", ""), in.roster);
-    p.owner = Resolve(j->value("owner", ""), in.roster);
+    p.tense = absl::AsciiStrToLower(text("tense")) == "full" ? Tense::kFull : Tense::kHead;
+    p.source = Resolve(text("source"), in.roster);
+    p.owner = Resolve(text("owner"), in.roster);
+    NoteCoercions(call);
     if (p.source == kRowAll || p.source == kRowGroup) p.source.clear();
     if (p.owner == kRowAll) p.owner.clear();
     return p;
@@ -157,34 +214,23 @@ class ModelSelect final : public SelectStage {
     system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
     std::string user = absl::StrCat("Question: ", in.question, "\nCandidates:\n",
                                     RenderCandidates(in.candidates));
-    absl::StatusOr<json> j = ChatJson(client_.get(), "select", system, user, call);
+    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SelectShape(), system, user, call);
     if (!j.ok()) return j.status();
-    if (!j->contains("ranking") || !(*j)["ranking"].is_array()) {
-      return Malformed("select", "has no ranking list");
-    }
+    if (!(*j)["ranking"].is_array()) return Malformed("select", "has no ranking list");
     SelectOutput out;
-    std::vector<bool> seen(in.candidates.size(), false);
-    for (const auto& x : (*j)["ranking"]) {
-      if (!x.is_number_integer()) continue;
-      int64_t i = x.get<int64_t>();
-      if (i < 0 || static_cast<size_t>(i) >= seen.size() || seen[i]) continue;
-      seen[i] = true;
-      out.ranking.push_back(static_cast<size_t>(i));
-    }
+    out.ranking = ReadIndexes((*j)["ranking"], in.candidates.size(), in.candidates.size(), call,
+                              "dropped_ranking_item");
     // Candidates the model left out keep their recall order, after the rest.
+    std::vector<bool> seen(in.candidates.size(), false);
+    for (size_t i : out.ranking) seen[i] = true;
     for (size_t i = 0; i < seen.size(); ++i) {
       if (!seen[i]) out.ranking.push_back(i);
     }
     if (j->contains("anchors") && (*j)["anchors"].is_array()) {
-      for (const auto& x : (*j)["anchors"]) {
-        if (!x.is_number_integer() || out.anchors.size() >= in.max_anchors) continue;
-        int64_t i = x.get<int64_t>();
-        if (i >= 0 && static_cast<size_t>(i) < in.candidates.size() &&
-            std::find(out.anchors.begin(), out.anchors.end(), i) == out.anchors.end()) {
-          out.anchors.push_back(static_cast<size_t>(i));
-        }
-      }
+      out.anchors = ReadIndexes((*j)["anchors"], in.candidates.size(), in.max_anchors, call,
+                                "dropped_anchor");
     }
+    NoteCoercions(call);
     return out;
   }
 
@@ -208,14 +254,17 @@ class ModelSufficiency final : public SufficiencyStage {
   absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in, StageCall* call) override {
     std::string user = absl::StrCat("Question: ", in.question, "\nMessages:\n",
                                     RenderCandidates(in.evidence));
-    absl::StatusOr<json> j = ChatJson(client_.get(), "sufficiency", kSufficiencySystem, user, call);
+    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SufficiencyShape(),
+                                                 kSufficiencySystem, user, call);
     if (!j.ok()) return j.status();
-    if (!j->contains("sufficient") || !(*j)["sufficient"].is_boolean()) {
+    SufficiencyOutput out;
+    if (!llm::ReadBool((*j)["sufficient"], &out.sufficient, call)) {
       return Malformed("sufficiency", "has no boolean 'sufficient'");
     }
-    SufficiencyOutput out;
-    out.sufficient = (*j)["sufficient"].get<bool>();
-    out.search_term = out.sufficient ? "" : j->value("search_term", "");
+    if (!out.sufficient && j->contains("search_term")) {
+      llm::ReadString((*j)["search_term"], &out.search_term, call);
+    }
+    NoteCoercions(call);
     out.coverage = out.sufficient ? 1.0 : 0.0;
     return out;
   }
@@ -273,19 +322,27 @@ class ModelAnswer final : public AnswerStage {
                         "\n");
       }
     }
-    absl::StatusOr<json> j = ChatJson(client_.get(), "answer", kAnswerSystem, user, call);
+    absl::StatusOr<json> j =
+        llm::ChatStructured(client_.get(), AnswerShape(), kAnswerSystem, user, call);
     if (!j.ok()) return j.status();
-    if (!j->contains("answer") || !(*j)["answer"].is_string()) {
+    AnswerOutput out;
+    if (!llm::ReadString((*j)["answer"], &out.answer, call)) {
       return Malformed("answer", "has no string 'answer'");
     }
-    AnswerOutput out;
-    out.answer = (*j)["answer"].get<std::string>();
-    out.abstained = j->value("abstain", false);
+    if (j->contains("abstain") && !llm::ReadBool((*j)["abstain"], &out.abstained, call)) {
+      llm::Coerced(call, "dropped_abstain");
+    }
     if (j->contains("cited") && (*j)["cited"].is_array()) {
       for (const auto& c : (*j)["cited"]) {
-        if (c.is_string()) out.cited_ids.push_back(c.get<std::string>());
+        std::string id;
+        if (llm::ReadString(c, &id, call)) {
+          out.cited_ids.push_back(id);
+        } else {
+          llm::Coerced(call, "dropped_citation");
+        }
       }
     }
+    NoteCoercions(call);
     return out;
   }
 
@@ -333,6 +390,9 @@ template <typename Out, typename Primary, typename Fallback>
 absl::StatusOr<Out> WithFallback(const char* stage, llm::LlmMetrics* metrics, StageCall* call,
                                  Primary&& primary, Fallback&& fallback) {
   absl::StatusOr<Out> r = primary();
+  if (metrics != nullptr && call != nullptr) {
+    for (const auto& kind : call->coercions) metrics->CountCoercion(stage, kind);
+  }
   if (r.ok()) return r;
   LOG_WARN("stage fell back to its default").Str("stage", stage).Str("error", r.status().message());
   if (metrics != nullptr) metrics->CountFallback(stage);
