@@ -28,27 +28,21 @@ bool IsGroupLayer(const std::string& layer) {
   return layer == "interaction" || layer == "insight";
 }
 
-absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& text) {
-  absl::StatusOr<std::string> extracted = llm::ExtractJson(text);
-  if (!extracted.ok()) return extracted.status();
-  json doc = json::parse(*extracted, nullptr, false);
-  const json* list = nullptr;
-  if (doc.is_array()) {
-    list = &doc;
-  } else if (doc.is_object() && doc.contains("actions") && doc["actions"].is_array()) {
-    list = &doc["actions"];
-  } else {
-    return absl::InvalidArgumentError("writer output has no \"actions\" list");
-  }
+namespace {
+
+// The actions of one JSON value, as ParseWriterActions reads them.
+std::vector<WriterAction> ActionsOf(const json& list) {
   std::vector<WriterAction> out;
-  for (const json& a : *list) {
+  for (const json& a : list) {
     WriterAction w;
     if (!a.is_object()) {
       out.push_back(w);  // kUnknown: counted by validation
       continue;
     }
     auto str = [&](const char* k) {
-      return a.contains(k) && a[k].is_string() ? a[k].get<std::string>() : std::string();
+      if (!a.contains(k)) return std::string();
+      if (a[k].is_string()) return a[k].get<std::string>();
+      return a[k].is_number() ? a[k].dump() : std::string();  // "entry_id": 12
     };
     w.type_name = str("action");
     if (w.type_name.empty()) w.type_name = str("type");
@@ -68,6 +62,38 @@ absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& 
     out.push_back(std::move(w));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& text) {
+  // The value that is an action list: an object with "actions" first (prose
+  // may cite "[0]" before it), then a bare list.
+  std::vector<json> values;
+  for (const std::string& c : llm::JsonCandidates(text)) values.push_back(json::parse(c));
+  for (const json& doc : values) {
+    if (doc.is_object() && doc.contains("actions") && doc["actions"].is_array()) {
+      return ActionsOf(doc["actions"]);
+    }
+  }
+  for (const json& doc : values) {
+    if (doc.is_array()) return ActionsOf(doc);
+  }
+  if (values.empty()) return llm::ExtractJson(text).status();
+  return absl::InvalidArgumentError("writer output has no \"actions\" list");
+}
+
+std::vector<WriterAction> SalvageWriterActions(const std::string& text) {
+  // Complete objects after the list opens; the object cut off is not one.
+  size_t key = text.find("\"actions\"");
+  size_t open = text.find('[', key == std::string::npos ? 0 : key);
+  if (open == std::string::npos) return {};
+  json list = json::array();
+  for (const std::string& c : llm::JsonCandidates(text.substr(open + 1))) {
+    json v = json::parse(c);
+    if (v.is_object()) list.push_back(std::move(v));
+  }
+  return ActionsOf(list);
 }
 
 std::string SerializeWriterActions(const std::vector<WriterAction>& actions) {

@@ -81,6 +81,9 @@ struct WriterOutput {
   std::vector<WriterAction> actions;  // parsed, not yet validated
   // Set when raw_text held no parseable action list (actions is empty).
   std::string parse_error;
+  // The reply was cut at max_tokens: `actions` holds its complete actions
+  // only, and the segment's messages may not all be covered.
+  bool truncated = false;
 };
 
 // Thread-safe.
@@ -95,6 +98,10 @@ class WriterModel {
 // JSON list of actions can be found; an action object with an unknown type
 // is kept as kUnknown for validation to count.
 absl::StatusOr<std::vector<WriterAction>> ParseWriterActions(const std::string& text);
+
+// The complete action objects of a reply cut at max_tokens (the one cut off
+// is dropped); empty when the list never opened.
+std::vector<WriterAction> SalvageWriterActions(const std::string& text);
 
 // Serialises actions as {"actions": [...]} with paper layer names.
 std::string SerializeWriterActions(const std::vector<WriterAction>& actions);
@@ -114,10 +121,21 @@ struct OfflineWriterParams {
 // The rule-based Writer (offline provider): deterministic, no model.
 std::unique_ptr<WriterModel> NewOfflineWriter(const OfflineWriterParams& params = {});
 
+// The head an UPDATE's entry id names: the alias shown to the model ("E3"),
+// its common spellings ("e3", "[E3]", "entry 3", "3"), or the record id
+// itself (case-insensitive); `written` unchanged when none matches.
+std::string ResolveEntryAlias(const std::string& written, const std::vector<WriterHead>& heads);
+
 // The model-backed Writer: renders the Writer prompt, calls `client`, keeps
 // the raw reply and parses it (an unparseable reply is returned with
 // parse_error set; transport errors and truncation are errors).
 std::unique_ptr<WriterModel> NewModelWriter(std::shared_ptr<llm::ModelClient> client);
+
+// Wraps a model-backed Writer so a reply cut at max_tokens loses nothing:
+// its complete actions are kept and the segment is derived again in halves
+// (recursively); coercions are counted in `metrics` (may be null).
+std::unique_ptr<WriterModel> NewSplittingWriter(std::unique_ptr<WriterModel> inner,
+                                                llm::LlmMetrics* metrics);
 
 // The Writer of `config` ("writer" stage). FAILED_PRECONDITION when its API
 // key variable is unset.

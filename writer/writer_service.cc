@@ -57,8 +57,8 @@ class WriterMetrics {
                                  0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120});
     segments_ = &prometheus::BuildCounter()
                      .Name("speakermem_writer_segments_total")
-                     .Help("Segments by outcome: applied, parked, recovered (a parked one "
-                           "applied later).")
+                     .Help("Segments by outcome: applied, all_rejected (applied, but every "
+                           "action was refused), parked, recovered (a parked one applied later).")
                      .Register(*r);
     actions_ = &prometheus::BuildCounter()
                     .Name("speakermem_writer_actions_total")
@@ -788,6 +788,8 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
   storage::SegmentApply apply;
   std::string outcome = "applied";
   if (report.ok()) {
+    // Every action refused: applied (the cursor moves), never counted as plainly so.
+    if (report->accepted.empty() && !report->rejected.empty()) outcome = "all_rejected";
     apply = BuildApply(*report, ctx, seg.messages, state, clock_->NowMs());
     if (capture) {
       apply.transition = TransitionJson(ch, seg, trace, *report, apply);
@@ -833,6 +835,11 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
     metrics_.Action("update", static_cast<double>(updates));
     metrics_.Action("noop", static_cast<double>(report->noops));
     for (const auto& r : report->rejected) metrics_.Rejected(r.reason);
+    if (outcome == "all_rejected") {
+      LOG_WARN("writer segment: every action rejected").Str("channel", ch.channel)
+          .Int("first_seq", static_cast<int64_t>(seg.first_seq()))
+          .Str("first_reason", report->rejected.front().reason);
+    }
   } else {
     metrics_.ParkedDelta(1);
     LOG_WARN("segment parked")

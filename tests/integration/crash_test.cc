@@ -96,6 +96,7 @@ TEST_CASE("SIGTERM shuts down gracefully with exit code 0", "[crash]") {
 
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
+#include "tests/integration/writer_script.h"
 
 namespace speakermem {
 namespace {
@@ -103,21 +104,11 @@ namespace {
 // One ADD per message line of the Writer prompt, tagged with a call number,
 // so a segment applied twice would leave two records for one message.
 testing::FakeReply TaggedEchoWriter(const testing::FakeRequest& req, int call) {
-  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-  std::string user = body["messages"][1]["content"].get<std::string>();
   nlohmann::json actions = nlohmann::json::array();
-  std::istringstream lines(user.substr(user.find("New messages:\n")));
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] != '[') continue;
-    std::string id = line.substr(1, line.find(']') - 1);
-    size_t colon = line.find(": ", line.find(']'));
-    std::istringstream words(line.substr(0, colon));
-    std::string w, speaker;
-    while (words >> w) speaker = w;
-    actions.push_back({{"action", "ADD"}, {"owner", speaker}, {"source", speaker},
+  for (const auto& m : testing::WriterPromptMessages(req)) {
+    actions.push_back({{"action", "ADD"}, {"owner", m.speaker}, {"source", m.speaker},
                        {"layer", "per_speaker_core"}, {"utype", "fact"},
-                       {"content", id + " call " + std::to_string(call)}});
+                       {"content", m.text + " call " + std::to_string(call)}});
   }
   return testing::FakeReply{
       200, testing::FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump())};
@@ -137,7 +128,7 @@ v1::IngestRequest ChannelBatch(const std::string& channel, int n) {
   return req;
 }
 
-// Records per message id prefix ("<channel>-<i> call N" -> "<channel>-<i>").
+// Records per message text ("<text> call N" -> "<text>").
 std::map<std::string, int> RecordsPerMessage(client::Client* c, const std::string& channel) {
   std::map<std::string, int> out;
   v1::ListRecordsRequest req;
@@ -147,7 +138,7 @@ std::map<std::string, int> RecordsPerMessage(client::Client* c, const std::strin
   do {
     auto page = c->ListRecords(req);
     REQUIRE_OK(page);
-    for (const auto& r : page->records()) ++out[r.content().substr(0, r.content().find(' '))];
+    for (const auto& r : page->records()) ++out[r.content().substr(0, r.content().rfind(" call "))];
     req.set_page_token(page->next_page_token());
   } while (!req.page_token().empty());
   return out;

@@ -10,6 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/integration/test_server.h"
+#include "tests/integration/writer_script.h"
 
 namespace speakermem {
 namespace {
@@ -52,24 +53,12 @@ std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::string& 
 }
 
 // The Writer of these tests: one ADD to the speaker's core per message line
-// of the prompt ("[id] date time speaker: text"), deterministic.
+// of the prompt, deterministic.
 FakeReply EchoWriter(const testing::FakeRequest& req) {
-  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-  std::string user = body["messages"][1]["content"].get<std::string>();
   nlohmann::json actions = nlohmann::json::array();
-  size_t pos = user.find("New messages:\n");
-  std::istringstream lines(user.substr(pos == std::string::npos ? 0 : pos));
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] != '[') continue;
-    size_t colon = line.find(": ", line.find(']'));
-    std::vector<std::string> parts;
-    std::istringstream words(line.substr(0, colon));
-    std::string w;
-    while (words >> w) parts.push_back(w);
-    actions.push_back({{"action", "ADD"}, {"owner", parts.back()}, {"source", parts.back()},
-                       {"layer", "per_speaker_core"}, {"utype", "fact"},
-                       {"content", line.substr(colon + 2)}});
+  for (const auto& m : testing::WriterPromptMessages(req)) {
+    actions.push_back({{"action", "ADD"}, {"owner", m.speaker}, {"source", m.speaker},
+                       {"layer", "per_speaker_core"}, {"utype", "fact"}, {"content", m.text}});
   }
   return FakeReply{200, FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump())};
 }
