@@ -13,6 +13,7 @@
 namespace speakermem {
 namespace {
 
+using testing::AllRecords;
 using testing::TestServer;
 
 void Say(client::Client* c, const std::string& channel,
@@ -40,16 +41,6 @@ std::vector<std::pair<std::string, std::string>> Chat() {
   }
   out.push_back({"Alice", "I will ask Bob about the budget"});
   return out;
-}
-
-std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::string& channel) {
-  v1::ListRecordsRequest req;
-  req.set_channel(channel);
-  req.set_include_superseded(true);
-  req.set_page_size(1000);
-  auto r = c->ListRecords(req);
-  REQUIRE_OK(r);
-  return {r->records().begin(), r->records().end()};
 }
 
 bool Mentions(const std::string& text) {

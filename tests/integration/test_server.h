@@ -67,6 +67,23 @@ class TestServer {
   std::unique_ptr<client::Client> client_;
 };
 
+// Every derived record of `channel`, superseded ones included, paging
+// through ListRecords.
+inline std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::string& channel) {
+  std::vector<v1::DerivedRecord> out;
+  v1::ListRecordsRequest req;
+  req.set_channel(channel);
+  req.set_include_superseded(true);
+  req.set_page_size(1000);
+  do {
+    auto page = c->ListRecords(req);
+    REQUIRE_OK(page);
+    for (const auto& r : page->records()) out.push_back(r);
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  return out;
+}
+
 // Every message of `channel`, paging through GetMessages.
 inline std::vector<v1::DialogueMessage> AllMessages(client::Client* c,
                                                     const std::string& channel) {

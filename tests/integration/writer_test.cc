@@ -17,6 +17,7 @@ namespace {
 
 using testing::FakeModelServer;
 using testing::FakeReply;
+using testing::AllRecords;
 using testing::FlushWait;
 using testing::TestServer;
 
@@ -35,21 +36,6 @@ v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0,
     m->set_turn(i);
   }
   return req;
-}
-
-std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::string& channel) {
-  std::vector<v1::DerivedRecord> out;
-  v1::ListRecordsRequest req;
-  req.set_channel(channel);
-  req.set_include_superseded(true);
-  req.set_page_size(1000);
-  do {
-    auto page = c->ListRecords(req);
-    REQUIRE_OK(page);
-    for (const auto& r : page->records()) out.push_back(r);
-    req.set_page_token(page->next_page_token());
-  } while (!req.page_token().empty());
-  return out;
 }
 
 // The Writer of these tests: one ADD to the speaker's core per message line
