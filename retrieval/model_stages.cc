@@ -2,6 +2,7 @@
 // model client, and parses the reply strictly. Plus the fallback wrappers
 // and the factory that builds the configured stages.
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -98,30 +99,34 @@ absl::Status Malformed(const std::string& stage, const std::string& what) {
 // ------------------------------------------------------------------ Project
 
 constexpr char kProjectSystem[] =
-    "You turn a question about a group chat into a retrieval plan. Answer with a single "
-    "JSON object and no other text:\n"
-    "{\"rows\": [...], \"issue\": \"...\", \"tense\": \"head\" or \"full\", "
-    "\"source\": \"\", \"owner\": \"\"}\n"
-    "rows: whom the question is about. Use speaker ids exactly as listed in the roster; "
-    "\"ALL\" when it concerns every member or asks which member(s); \"GROUP\" when it is "
-    "about what the group decided, planned or agreed on, or its norms. Names and GROUP "
-    "may be combined.\n"
-    "issue: the matter asked about, as a short noun phrase.\n"
-    "tense: \"head\" for the current state, \"full\" when the question asks how something "
-    "changed or what it was before.\n"
-    "source and owner: only when the question asks for one person's view of another "
-    "(\"what does A think about B\": source A, owner B); otherwise empty strings.";
+    "Turn a question about a group chat into a retrieval plan. Reply with one JSON object: "
+    "{\"rows\": [...], \"issue\": \"...\", \"tense\": \"head\"|\"full\", \"source\": \"\", "
+    "\"owner\": \"\"}.\n"
+    "rows: whom it is about, names as in the roster; \"ALL\" for every member or 'which "
+    "member(s)'; \"GROUP\" for what the group decided, planned or agreed, or its norms "
+    "(may be combined with names).\n"
+    "issue: the matter asked about, a short noun phrase.\n"
+    "tense: \"full\" when it asks how something changed or what it was before, else "
+    "\"head\".\n"
+    "source, owner: only for one person's view of another (\"what does A think about B\": "
+    "source A, owner B), else \"\".";
 
 class ModelProject final : public ProjectStage {
  public:
   explicit ModelProject(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
 
   absl::StatusOr<Projection> Project(const ProjectInput& in, StageCall* call) override {
-    std::string user = "Roster:\n";
+    // Names, not ids: an id shows only where two members share a name.
+    std::map<std::string, int> uses;
     for (const auto& m : in.roster) {
-      absl::StrAppend(&user, "- ", m.speaker_id, " (display names: ",
-                      absl::StrJoin(m.aliases, ", "), ")\n");
+      if (!m.aliases.empty()) ++uses[m.aliases.front()];
     }
+    std::string user = "Roster:";
+    for (const auto& m : in.roster) {
+      const bool unique = !m.aliases.empty() && uses[m.aliases.front()] == 1;
+      absl::StrAppend(&user, " ", unique ? m.aliases.front() : m.speaker_id, ";");
+    }
+    user += "\n";
     if (!in.asker.empty()) absl::StrAppend(&user, "Asked by: ", in.asker, "\n");
     absl::StrAppend(&user, "Question: ", in.question);
     absl::StatusOr<json> j = llm::ChatStructured(client_.get(), ProjectShape(), kProjectSystem,
@@ -196,11 +201,25 @@ constexpr char kSelectSystem[] =
     "anchors: at most MAX candidate numbers whose surrounding conversation should also be "
     "read (for example a message that answers something said just before it).";
 
-std::string RenderCandidates(const std::vector<Candidate>& cs) {
+// `text` cut at a word boundary to at most `max_chars` (0: whole), "..."
+// marking the cut.
+std::string Clip(const std::string& text, size_t max_chars) {
+  if (max_chars == 0 || text.size() <= max_chars) return text;
+  size_t cut = text.rfind(' ', max_chars);
+  if (cut == std::string::npos || cut < max_chars / 2) cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  return text.substr(0, cut) + "...";
+}
+
+// "[i] YYYY-MM-DD HH:MM Name: text" per candidate; a clipped preview shows
+// the day only.
+std::string RenderCandidates(const std::vector<Candidate>& cs, size_t max_chars = 0) {
   std::string out;
   for (size_t i = 0; i < cs.size(); ++i) {
-    absl::StrAppend(&out, "[", i, "] ", When(cs[i].timestamp_ms), " ", cs[i].speaker, ": ",
-                    cs[i].text, "\n");
+    std::string when = When(cs[i].timestamp_ms);
+    if (max_chars > 0) when.resize(10);
+    absl::StrAppend(&out, "[", i, "] ", when, " ", cs[i].speaker, ": ",
+                    Clip(cs[i].text, max_chars), "\n");
   }
   return out;
 }
@@ -213,7 +232,7 @@ class ModelSelect final : public SelectStage {
     std::string system = kSelectSystem;
     system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
     std::string user = absl::StrCat("Question: ", in.question, "\nCandidates:\n",
-                                    RenderCandidates(in.candidates));
+                                    RenderCandidates(in.candidates, in.max_chars));
     absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SelectShape(), system, user, call);
     if (!j.ok()) return j.status();
     if (!(*j)["ranking"].is_array()) return Malformed("select", "has no ranking list");
@@ -276,25 +295,21 @@ class ModelSufficiency final : public SufficiencyStage {
 // ------------------------------------------------------------------- Answer
 
 constexpr char kAnswerSystem[] =
-    "You answer a question about a group chat using only the evidence pack given. Answer "
-    "with a single JSON object and no other text:\n"
-    "{\"answer\": \"...\", \"abstain\": true or false, \"cited\": [\"ids\"]}\n"
-    "How to read the pack: 'Conversation excerpts' are messages verbatim, each with its id "
-    "in brackets, time and speaker. 'Memory, by row' is what was derived about each person "
-    "and about the group: each cell has its id, layer, who provided it when that is not "
-    "the person themself ('from X'), its time, and 'current' or 'history (superseded)'. "
-    "Rules: use nothing but the pack. A cell marked GROUP CONCLUSION is the group's "
-    "decision or norm, never one person's own stance; a person's cell is never the "
-    "group's. 'said by X about Y' is X's claim about Y, not Y's own word. A row written "
-    "'(none)' means memory holds nothing relevant for that person: read it as evidence that "
-    "they did not address the matter. A 'verbatim message (no record)' cell is the person's "
-    "own words. For the current state use 'current' cells and the latest messages; use "
-    "'history' cells only when the question asks what changed or what was true before. A "
-    "message marked NEWER THAN MEMORY was said after memory was last written: when it and "
-    "a cell speak to the same matter, the message is the current state; answer from it "
-    "and say that it is newer than what memory holds. Be concise: one or two sentences. "
-    "When the pack does not answer the question, set abstain to true and answer exactly: "
-    "\"I don't know: the evidence does not answer that.\" cited: the ids the answer rests on.";
+    "Answer a question about a group chat from the evidence pack only. Reply with one JSON "
+    "object: {\"answer\": \"...\", \"abstain\": true|false, \"cited\": [\"ids\"]}.\n"
+    "The pack: 'Conversation excerpts' are messages verbatim ([id] time, speaker). 'Memory, "
+    "by row' is what was derived per person and for the group; a cell has its [id], layer, "
+    "'from X' when X provided it about someone else, time, and 'current' or 'history "
+    "(superseded)'.\n"
+    "Rules: a GROUP CONCLUSION cell is the group's decision or norm, not one person's "
+    "stance, and a person's cell is not the group's. 'said by X about Y' is X's claim, not "
+    "Y's word. A row '(none)' means that person did not address the matter. A 'verbatim "
+    "message (no record)' cell is the person's own words. For the current state use "
+    "'current' cells and the latest messages; 'history' only for what changed or was true "
+    "before. A message marked NEWER THAN MEMORY outranks a cell on the same matter: answer "
+    "from it and say it is newer than memory. One or two sentences. If the pack does not "
+    "answer the question, set abstain true and answer exactly \"I don't know: the evidence "
+    "does not answer that.\" cited: the ids the answer rests on.";
 
 class ModelAnswer final : public AnswerStage {
  public:

@@ -263,6 +263,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.question = req.question;
     in.projection = out.projection;
     in.max_anchors = max_anchors;
+    in.max_chars = max_anchors == 0 ? 2 * kSelectPreviewChars : kSelectPreviewChars;
     for (size_t idx : subset) {
       const storage::Message& m = pool[idx];
       auto it = recall_score.find(m.seq);

@@ -69,7 +69,16 @@ struct SelectInput {
   Projection projection;
   std::vector<Candidate> candidates;
   size_t max_anchors = 2;
+  // Characters of each candidate's text a model is shown (cut at a word,
+  // marked "..."); 0: all of it. The first pass over the whole pool is
+  // clipped (kSelectPreviewChars), the smaller re-select is not.
+  size_t max_chars = 0;
 };
+
+// Characters of each candidate the first Select pass shows a model: the
+// median LoCoMo message (113 characters) fits whole, a long one shows its
+// opening, and the pool of 40 costs about half the tokens it did in full.
+inline constexpr size_t kSelectPreviewChars = 80;
 
 struct SelectOutput {
   // Every candidate index exactly once, most necessary first.

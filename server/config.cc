@@ -312,7 +312,9 @@ std::vector<Knob> BuildKnobs() {
   k.push_back(IntKnob<int>("writer", "parked_retry_ms", "A parked segment is retried after this long.",
                            [](C* c) { return &c->memory.writer.parked_retry_ms; }, 0, 86400000));
   k.push_back(IntKnob<size_t>("writer", "max_heads",
-                              "Most current records shown to the Writer per segment.",
+                              "Most current records shown to the Writer for a full window, most relevant to the "
+                              "segment first; a shorter segment gets its share (messages / "
+                              "window, at least a quarter).",
                               [](C* c) { return &c->memory.writer.max_heads; }, 0, 10000));
   k.push_back(BoolKnob("writer", "capture_trajectories",
                        "Record each applied Writer segment (messages, heads shown, raw model "
@@ -321,7 +323,9 @@ std::vector<Knob> BuildKnobs() {
                        "conversation text a second time.",
                        [](C* c) { return &c->memory.writer.capture_trajectories; }));
   k.push_back(IntKnob<size_t>("writer", "head_token_budget",
-                              "Estimated tokens of current records shown to the Writer.",
+                              "Estimated tokens of current records shown to the Writer for a full "
+                              "window; a shorter segment gets its share, as for "
+                              "`writer.max_heads`.",
                               [](C* c) { return &c->memory.writer.head_token_budget; }, 0,
                               1000000));
   for (const auto& [key, help] : llm::EndpointFields()) {

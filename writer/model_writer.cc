@@ -16,36 +16,22 @@ namespace speakermem::writer {
 namespace {
 
 constexpr char kWriterSystem[] =
-    "You maintain the memory of a group chat. You read a segment of new messages and the "
-    "current memory records, and decide what to write. Reply with one JSON object and "
-    "nothing else:\n"
-    "{\"actions\": [ ... ]}\n"
-    "Each action is one of:\n"
-    "  {\"action\": \"ADD\", \"owner\": ..., \"source\": ..., \"layer\": ..., \"utype\": ..., "
-    "\"content\": ...}\n"
-    "  {\"action\": \"UPDATE\", \"entry_id\": ..., \"content\": ...}\n"
-    "  {\"action\": \"NOOP\"}\n"
-    "Layers: per_speaker_core (a person's stable identity, facts, stances, recurring "
-    "behaviour), per_speaker_profile (observations about a person, including one person's "
-    "view of another), group_interaction (events and relations between people, decisions "
-    "made together), group_insight (the group's norms, consensus and exceptions to them). "
+    "You keep the memory of a group chat: read the new messages and the current records, "
+    "decide what to write. Reply with one JSON object {\"actions\": [...]}, each action "
+    "{\"action\": \"ADD\"|\"UPDATE\"|\"NOOP\", \"owner\", \"source\", \"layer\", \"utype\", "
+    "\"content\", \"entry_id\"} (\"\" where unused).\n"
+    "Layers: core (a person's identity, facts, stances, habits), profile (what is observed "
+    "or said about a person by another), interaction (what happened between people, "
+    "decisions made together), insight (the group's norms, consensus and its exceptions). "
     "utype: fact, stance, observation, decision or relation.\n"
-    "Rules:\n"
-    "- owner is whom the record is about, source is who provided the information; both are "
-    "names from the roster. Group layers always have owner \"GROUP\" and the person who "
-    "said it as source. \"A says B did X\" is owner B, source A. Every ADD has a source.\n"
-    "- One matter per record, written as one short third-person sentence with names, not "
-    "pronouns. Be concise: no quoting, no filler.\n"
-    "- Progress on a matter already in memory is an UPDATE of that record's entry_id (E1, "
-    "E2, ... as listed), never a new ADD. An UPDATE that would not change the record is a "
-    "NOOP.\n"
-    "- When people disagree, write a separate ADD per person; do not merge their views, and "
-    "never present one person's view as the group's.\n"
-    "- Record behaviour too (how someone reacts, deflects, volunteers), not only stated "
-    "facts.\n"
-    "- Skip greetings and small talk. If nothing is worth remembering, reply with a single "
-    "NOOP.\n"
-    "- At most MAX actions.";
+    "Rules: owner is whom a record is about, source who said it, both names from the "
+    "roster; interaction and insight have owner \"GROUP\" and the proposer as source; "
+    "\"A says B did X\" is owner B, source A. One matter per record, one short third-person "
+    "sentence with names, no quoting or filler. Progress on a listed record is an UPDATE of "
+    "its entry_id (E1, E2, ...), never a new ADD; an unchanged one is a NOOP. Disagreeing "
+    "people get an ADD each; one person's view is never the group's. Record behaviour too "
+    "(reacting, deflecting, volunteering). Skip greetings and small talk; nothing worth "
+    "remembering: one NOOP. At most MAX actions.";
 
 std::string When(int64_t ms) {
   std::string iso = FormatIsoUtc(ms);
@@ -150,10 +136,9 @@ class ModelWriter final : public WriterModel {
     if (in.heads.empty()) user += "(none yet)\n";
     for (size_t i = 0; i < in.heads.size(); ++i) {
       const WriterHead& h = in.heads[i];
-      absl::StrAppend(&user, "E", i + 1, " ", PaperLayerName(h.layer), " owner=",
-                      NameIn(names, h.owner));
-      if (h.source != h.owner) absl::StrAppend(&user, " source=", NameIn(names, h.source));
-      absl::StrAppend(&user, " ", When(h.valid_at_ms).substr(0, 10), ": ", h.content, "\n");
+      absl::StrAppend(&user, "E", i + 1, " ", h.layer, " ", NameIn(names, h.owner));
+      if (h.source != h.owner) absl::StrAppend(&user, " from ", NameIn(names, h.source));
+      absl::StrAppend(&user, ": ", h.content, "\n");
     }
     user += "\nNew messages:\n";
     for (const auto& m : in.messages) {

@@ -1,6 +1,7 @@
 #include "writer/writer_service.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <condition_variable>
@@ -546,12 +547,17 @@ std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& c
     if (a.sim != b.sim) return a.sim > b.sim;
     return a.r->record_id > b.r->record_id;  // newer first
   });
+  // A segment shorter than the window gets its share of the heads and their
+  // budget (at least a quarter): a small segment does not resend everything.
+  const double share = std::clamp(static_cast<double>(seg.messages.size()) /
+                                      static_cast<double>(std::max<size_t>(1, options_.window)),
+                                  0.25, 1.0);
   std::vector<WriterHead> out;
   size_t tokens = 0;
   for (const auto& x : ranked) {
-    if (out.size() >= options_.max_heads) break;
-    size_t cost = llm::EstimateTokens(x.r->content) + 16;
-    if (tokens + cost > options_.head_token_budget) continue;
+    if (out.size() >= std::ceil(share * static_cast<double>(options_.max_heads))) break;
+    size_t cost = llm::EstimateTokens(x.r->content) + 8;
+    if (tokens + cost > share * static_cast<double>(options_.head_token_budget)) continue;
     tokens += cost;
     const storage::Record& r = *x.r;
     out.push_back(WriterHead{r.record_id, r.layer, r.owner, r.source, r.utype, r.content,

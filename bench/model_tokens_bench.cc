@@ -1,0 +1,197 @@
+// What the model-backed path costs in tokens: every stage (Writer, Project,
+// Select, Sufficiency, Answer, Embed) pointed at the fake OpenAI-compatible
+// server in this process, which answers like a clean instruct model and
+// reports usage from the prompt's size (about 4 characters a token). The
+// LoCoMo conversations are ingested and derived, then every question is
+// asked once with ASK off (the paper's main configuration: top-k 10).
+//
+//   build/bench/model_tokens_bench [--data ../shared/data/locomo/locomo_dev.json]
+//                                  [--questions N] [--ask]
+//
+// Prints the Writer's prompt tokens per message (and per call, mean and
+// p95), tokens per question by stage (mean and p95), and how many times
+// each record was embedded.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "client/embedded_engine.h"
+#include "datasets/datasets.h"
+#include "nlohmann/json.hpp"
+#include "tests/fake/fake_model_server.h"
+#include "tests/fake/standard_reply.h"
+
+namespace speakermem {
+namespace {
+
+struct Summary {
+  double mean = 0, p95 = 0;
+};
+
+Summary Summarise(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  std::sort(v.begin(), v.end());
+  s.p95 = v[std::min(v.size() - 1, static_cast<size_t>(0.95 * static_cast<double>(v.size())))];
+  return s;
+}
+
+double PromptTokens(const testing::FakeRequest& r) {
+  nlohmann::json body = nlohmann::json::parse(r.body, nullptr, false);
+  size_t chars = 0;
+  if (body.is_object() && body.contains("messages")) {
+    for (const auto& m : body["messages"]) chars += m.value("content", "").size();
+  }
+  return static_cast<double>((chars + 3) / 4);
+}
+
+int Run(int argc, char** argv) {
+  std::string data = "../shared/data/locomo/locomo_dev.json";
+  size_t max_questions = SIZE_MAX;
+  bool ask = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--data" && i + 1 < argc) {
+      data = argv[++i];
+    } else if (a == "--questions" && i + 1 < argc) {
+      max_questions = std::stoul(argv[++i]);
+    } else if (a == "--ask") {
+      ask = true;
+    } else {
+      std::fprintf(stderr, "usage: model_tokens_bench [--data FILE] [--questions N] [--ask]\n");
+      return 2;
+    }
+  }
+  auto convs = datasets::LoadFile(data, datasets::Format::kAuto, "");
+  if (!convs.ok()) {
+    std::fprintf(stderr, "error: %s\n", convs.status().ToString().c_str());
+    return 1;
+  }
+  testing::FakeModelServer fake;
+  fake.SetDefault(testing::StandardReply);
+  engine::MemoryOptions o;
+  o.models.defaults.provider = "openai";
+  o.models.defaults.base_url = fake.base_url();
+  o.models.defaults.max_retries = 0;
+  auto e = cli::EmbeddedEngine::Open(o);
+  if (!e.ok()) {
+    std::fprintf(stderr, "error: %s\n", e.status().ToString().c_str());
+    return 1;
+  }
+  engine::Memory* mem = (*e)->memory();
+  size_t messages = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  for (const auto& c : *convs) {
+    messages += c.messages.size();
+    std::fprintf(stderr, "ingest and derive %s (%zu messages)\n", c.channel.c_str(),
+                 c.messages.size());
+    auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, c.messages);
+    if (!r.ok()) {
+      std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+    uint64_t newest = 0;
+    auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30),
+                         &newest);
+    if (!st.ok()) {
+      std::fprintf(stderr, "error: %s\n", st.status().ToString().c_str());
+      return 1;
+    }
+  }
+  mem->WaitForEmbeddings(std::chrono::minutes(10));
+  std::vector<double> writer_calls;
+  double writer_total = 0;
+  size_t embed_inputs = 0;
+  std::map<std::string, int> embedded;  // input text -> times
+  for (const auto& r : fake.requests()) {
+    if (r.stage == "writer") {
+      writer_calls.push_back(PromptTokens(r));
+      writer_total += writer_calls.back();
+    } else if (r.stage == "embed") {
+      nlohmann::json body = nlohmann::json::parse(r.body, nullptr, false);
+      for (const auto& x : body["input"]) {
+        ++embed_inputs;
+        ++embedded[x.get<std::string>()];
+      }
+    }
+  }
+  size_t records = 0, embedded_twice = 0;
+  for (const auto& c : *convs) {
+    storage::RecordQuery q;
+    q.include_superseded = true;
+    q.limit = UINT32_MAX;
+    std::string token;
+    do {
+      std::string next;
+      auto rs = mem->ListRecords({storage::kDefaultTenant, c.channel}, q, token, &next);
+      if (!rs.ok()) break;
+      records += rs->size();
+      for (const auto& r : *rs) embedded_twice += embedded[r.content] > 1;
+      token = next;
+    } while (!token.empty());
+  }
+  std::printf("data: %s, %zu conversations, %zu messages, derived in %.1f s\n", data.c_str(),
+              convs->size(), messages,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  Summary w = Summarise(writer_calls);
+  std::printf("Writer: %zu calls, prompt tokens per message %.1f (mean over the channel), per "
+              "call mean %.0f / p95 %.0f\n",
+              writer_calls.size(), writer_total / static_cast<double>(std::max<size_t>(1, messages)),
+              w.mean, w.p95);
+  std::printf("Embed: %zu inputs; %zu records, %zu of them embedded more than once\n",
+              embed_inputs, records, embedded_twice);
+
+  std::map<std::string, std::vector<double>> by_stage;
+  std::vector<double> per_question;
+  size_t asked = 0;
+  for (const auto& c : *convs) {
+    for (const auto& q : c.questions) {
+      if (asked >= max_questions) break;
+      ++asked;
+      engine::QueryParams p;
+      p.channel = {storage::kDefaultTenant, c.channel};
+      p.question = q.question;
+      p.options = q.options;
+      p.budgets.s1_top_k = 10;
+      p.budgets.ask = ask;
+      auto r = mem->Query(p, true);
+      if (!r.ok()) {
+        std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
+        return 1;
+      }
+      std::map<std::string, double> tokens;
+      for (const auto& t : r->pipeline.trace) {
+        if (t.model_calls > 0) tokens[t.stage] += static_cast<double>(t.tokens_in + t.tokens_out);
+      }
+      double total = 0;
+      for (const auto& [stage, n] : tokens) {
+        by_stage[stage].push_back(n);
+        total += n;
+      }
+      per_question.push_back(total);
+    }
+  }
+  std::printf("Questions: %zu, ASK %s; tokens per question (in + out):\n", asked,
+              ask ? "on" : "off");
+  std::printf("  %-12s %8s %8s %8s\n", "stage", "calls", "mean", "p95");
+  for (auto& [stage, v] : by_stage) {
+    size_t n = v.size();
+    v.resize(asked, 0.0);  // questions where the stage made no call count 0
+    Summary s = Summarise(v);
+    std::printf("  %-12s %8zu %8.0f %8.0f\n", stage.c_str(), n, s.mean, s.p95);
+  }
+  Summary all = Summarise(per_question);
+  std::printf("  %-12s %8s %8.0f %8.0f\n", "all", "", all.mean, all.p95);
+  return 0;
+}
+
+}  // namespace
+}  // namespace speakermem
+
+int main(int argc, char** argv) { return speakermem::Run(argc, argv); }
