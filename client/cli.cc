@@ -53,11 +53,12 @@ constexpr char kUsage[] =
     "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
     "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace]\n"
     "        [--options \"A: text|B: text\"] [--fresh [--fresh-timeout-ms N]] [--no-s2]\n"
-    "        [--pack] QUESTION\n"
+    "        [--ask] [--pack] QUESTION\n"
     "      Ask a question; prints the answer, the System 1 evidence (* = newer than\n"
     "      memory), the System 2 rows, the Writer's lag and (--trace) per-stage\n"
     "      latency, model calls and tokens. --fresh waits until the Writer has\n"
-    "      derived every message first; --no-s2 leaves System 2 out; --pack prints\n"
+    "      derived every message first; --no-s2 leaves System 2 out; --ask lets\n"
+    "      Sufficiency search once more when the evidence falls short; --pack prints\n"
     "      the evidence pack exactly as the answerer saw it.\n"
     "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
     "      List a channel's messages in order (T: ISO-8601, UTC when no zone).\n"
@@ -151,7 +152,8 @@ struct Args {
 };
 
 const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions",
-                                  "history", "no-answer", "texts", "fresh", "pack", "no-s2"};
+                                  "history", "no-answer", "texts", "fresh", "pack", "no-s2",
+                                  "ask"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -378,6 +380,7 @@ int CmdQuery(client::Client* c, const Args& args) {
   if (args.Has("history")) req.set_tense(v1::FULL);
   std::string mode = args.Get("mode", "pipeline");
   req.set_no_s2(args.Has("no-s2"));
+  if (args.Has("ask")) req.mutable_budgets()->set_ask(true);
   if (args.Has("fresh")) {
     req.set_fresh(true);
     auto ft = UintFlag(args, "fresh-timeout-ms", 0);
@@ -1037,7 +1040,11 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
   o.config_file = args.Get("config");
   o.judge_url = args.Get("judge-url");
   o.judge_model = args.Get("judge-model", "gpt-4o-mini");
-  o.judge_key_env = args.Get("judge-key-env", "OPENAI_API_KEY");
+  // A local judge needs no key: without --judge-key-env, OPENAI_API_KEY is
+  // used only when it is set.
+  o.judge_key_env = args.Has("judge-key-env") ? args.Get("judge-key-env")
+                    : std::getenv("OPENAI_API_KEY") != nullptr ? "OPENAI_API_KEY"
+                                                               : "";
   o.include_texts = args.Has("texts");
   for (int i = 0; i < argc; ++i) {
     absl::StrAppend(&o.command, i == 0 ? "speakermem" : " ", i == 0 ? "" : argv[i]);

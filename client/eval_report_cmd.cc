@@ -288,14 +288,25 @@ int RunEvalReport(const EvalReportOptions& o) {
       if (judge && item.adversarial) {
         item.judge = r->abstained ? 1.0 : 0.0;
       } else if (judge) {
+        // A failed or unreadable verdict leaves the item unjudged, counted.
+        auto failed = [&](const absl::Status& s) {
+          if (data.judge_failures++ == 0) data.judge_failure_example = std::string(s.message());
+          std::fprintf(stderr, "\njudge: %s: %s\n", q.id.c_str(), std::string(s.message()).c_str());
+        };
         llm::StageCall call;
         auto v = judge->Judge({q.question, item.gold, item.answer, false}, &call);
-        if (!v.ok()) return Fail(v.status());
-        item.judge = v->correct ? 1.0 : 0.0;
+        if (v.ok()) {
+          item.judge = v->correct ? 1.0 : 0.0;
+        } else {
+          failed(v.status());
+        }
         if (data.socialmem && !item.multiple_choice) {
           auto pc = judge->Judge({q.question, item.gold, item.answer, true, q.category}, &call);
-          if (!pc.ok()) return Fail(pc.status());
-          item.item_score = pc->score;
+          if (pc.ok()) {
+            item.item_score = pc->score;
+          } else {
+            failed(pc.status());
+          }
         }
       }
       data.qa.push_back(std::move(item));

@@ -126,6 +126,10 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
   qa["accuracy_note"] = data.judge_configured
                             ? "binary accuracy by the configured judge"
                             : "not measured: no judge configured (model.judge.provider)";
+  if (data.judge_configured) {
+    qa["judge_failures"] = data.judge_failures;
+    if (data.judge_failures > 0) qa["judge_failure_example"] = data.judge_failure_example;
+  }
   nlohmann::json cats = nlohmann::json::object();
   for (const auto& [c, items] : by_cat) cats[c] = qa_json(Summarize(items));
   qa["by_category"] = cats;
@@ -294,9 +298,11 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
   absl::StrAppend(&md, "## Answers\n\n", overall.questions, " questions answered by the ",
                   "configured Answer stage. token-F1 ",
                   absl::StrFormat("%.2f", overall.f1), "%. Accuracy: ",
-                  data.judge_configured ? absl::StrFormat("%.2f%% (%zu judged)", overall.accuracy,
-                                                          overall.judged)
-                                        : std::string("not measured (no judge configured)"),
+                  data.judge_configured
+                      ? absl::StrFormat("%.2f%% (%zu judged; %zu verdicts failed or unreadable, "
+                                        "left out)",
+                                        overall.accuracy, overall.judged, data.judge_failures)
+                      : std::string("not measured (no judge configured)"),
                   ".\n\n| category | questions | token-F1 | accuracy |\n|---|---|---|---|\n");
   for (const auto& [c, items] : by_cat) {
     QaSummary s = Summarize(items);

@@ -41,6 +41,10 @@ struct ReportData {
   std::vector<double> latency_ms;  // full-pipeline Retrieve latencies
   std::vector<QaItem> qa;
   bool judge_configured = false;
+  // Judge calls that failed or whose verdict could not be read: the item is
+  // left unjudged (out of accuracy and MeanQ), counted here, never fatal.
+  size_t judge_failures = 0;
+  std::string judge_failure_example;  // the first failure's message
   bool socialmem = false;  // report MeanQ/MeanN
   // Display names of question categories (e.g. LoCoMo "2" -> "temporal").
   std::map<std::string, std::string> category_names;

@@ -1,5 +1,6 @@
 // `speakermem eval report` end to end (the real CLI binary): JSON, Markdown
 // and plots, with and without a judge (a real HTTP fake of the model API).
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -186,4 +187,28 @@ TEST_CASE("a LoCoMo adversarial question is answered right by abstaining", "[eva
 }
 
 }  // namespace
+TEST_CASE("eval report takes a local judge without a key and counts verdicts it cannot read",
+          "[eval][report]") {
+  testing::TempDir dir;
+  const std::string data = WriteDataset(dir);
+  testing::FakeModelServer fake;
+  std::atomic<int> calls{0};
+  fake.SetDefault([&](const testing::FakeRequest& req) {
+    // The first verdict is prose with no verdict in it; the rest say yes.
+    if (calls++ == 0) {
+      return testing::FakeReply{200, testing::FakeModelServer::ChatBody("Let me think about it.")};
+    }
+    CHECK(req.headers.count("authorization") == 0);  // no key sent to a local judge
+    return testing::FakeReply{
+        200, testing::FakeModelServer::ChatBody(nlohmann::json{{"verdict", "yes"}}.dump())};
+  });
+  unsetenv("OPENAI_API_KEY");
+  nlohmann::json r = RunReport("--judge-url " + fake.base_url() + " --judge-model fake " + data,
+                               dir.Sub("lenient"));
+  CHECK(r["qa"]["judge_failures"] == 1);
+  CHECK(r["qa"]["judged"] == 2);
+  CHECK(r["qa"]["accuracy"].get<double>() == Approx(100.0));
+  CHECK_FALSE(r["qa"]["judge_failure_example"].get<std::string>().empty());
+}
+
 }  // namespace speakermem
