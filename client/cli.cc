@@ -704,13 +704,24 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   std::fprintf(stderr, "ingesting %zu conversations (%zu messages) into the server\n", convs.size(),
                total_msgs);
   client::ClientOptions opts;
-  opts.addr = args.Get("addr");
+  const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
+  opts.addr = args.Get("addr", env_addr != nullptr ? env_addr : "");
   opts.api_key = args.Get("api-key");
   std::unique_ptr<client::Client> client = client::Client::Connect(opts);
   for (const auto& c : convs) {
     std::vector<v1::DialogueMessage> msgs;
     for (const auto& m : c.messages) msgs.push_back(ToWire(m));
     if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) return Fail(s);
+  }
+  // Every question sees the whole conversation derived and embedded.
+  std::fprintf(stderr, "waiting for the server to derive and embed everything\n");
+  for (const auto& c : convs) {
+    v1::FlushRequest f;
+    f.set_channel(c.channel);
+    f.set_wait(true);
+    f.set_wait_embeddings(true);
+    f.set_timeout_ms(30 * 60 * 1000);
+    if (auto r = client->Flush(f); !r.ok()) return Fail(r.status());
   }
   eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
                                   const std::string& config,
@@ -1076,7 +1087,8 @@ int Main(int argc, char** argv) {
       return CmdEvalReport(args, argc, argv);
     }
     if (args.positional.size() >= 2 && args.positional[1] == "retrieval") {
-      return CmdEvalRetrieval(args, args.Has("addr"));
+      const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
+      return CmdEvalRetrieval(args, args.Has("addr") || (env_addr != nullptr && *env_addr));
     }
     if (args.positional.size() >= 2 && args.positional[1] == "rows") {
       if (args.positional.size() < 3) return Usage("eval rows: give PATH...");

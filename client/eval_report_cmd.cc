@@ -237,6 +237,7 @@ int RunEvalReport(const EvalReportOptions& o) {
     std::vector<std::string> ids;
     for (const auto& rm : r->pipeline.s1) ids.push_back(rm.message.message_id);
     if (config == "full+s2") {
+      ids.push_back("");  // what follows counts at every k
       for (const auto& row : r->pipeline.s2) {
         for (const auto* list : {&row.records, &row.sourced}) {
           for (const auto& rec : *list) ids.insert(ids.end(), rec.from_ids.begin(), rec.from_ids.end());

@@ -137,10 +137,18 @@ absl::Status Memory::CheckChannel(const storage::ChannelRef& channel) {
 
 absl::StatusOr<storage::WriterState> Memory::Flush(const storage::ChannelRef& channel, bool wait,
                                                    std::chrono::milliseconds timeout,
-                                                   uint64_t* newest_seq) {
+                                                   uint64_t* newest_seq, bool embeddings) {
+  const auto start = std::chrono::steady_clock::now();
   SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(channel));
   *newest_seq = info.last_seq;
   SM_RETURN_IF_ERROR(writer_->Flush(channel, wait, timeout));
+  if (wait && embeddings) {
+    auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start);
+    if (!embedder_->WaitIdle(std::max(left, std::chrono::milliseconds(0)))) {
+      return absl::DeadlineExceededError("flush: embeddings did not finish within the timeout");
+    }
+  }
   return store_->GetWriterState(channel);
 }
 

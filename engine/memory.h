@@ -223,10 +223,12 @@ class Memory {
   // up within fresh_timeout (UNAVAILABLE while it stops).
   absl::StatusOr<QueryResult> Query(const QueryParams& params, bool answer = true);
 
-  // See WriterService::Flush. NOT_FOUND for an unknown channel.
+  // See WriterService::Flush. NOT_FOUND for an unknown channel. With wait
+  // and `embeddings`, also waits (within the same timeout) until the
+  // embedder is idle; DEADLINE_EXCEEDED when it is not.
   absl::StatusOr<storage::WriterState> Flush(const storage::ChannelRef& channel, bool wait,
                                              std::chrono::milliseconds timeout,
-                                             uint64_t* newest_seq);
+                                             uint64_t* newest_seq, bool embeddings = false);
 
   // System 2 records in creation order, paged. INVALID_ARGUMENT for a bad
   // layer or token, NOT_FOUND for an unknown channel.

@@ -1,5 +1,6 @@
 #include "eval/retrieval_eval.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -41,12 +42,19 @@ absl::StatusOr<RetrievalReport> EvaluateRetrieval(
         RecallStats& cat = cr.by_category[q.category.empty() ? "none" : q.category];
         ++cr.overall.questions;
         ++cat.questions;
+        // One retrieval at the largest k; each recall@k reads its first k.
+        const size_t max_k = *std::max_element(ks.begin(), ks.end());
+        absl::StatusOr<std::vector<std::string>> got = retrieve(conv.channel, q.question, config, max_k);
+        if (!got.ok()) return got.status();
+        const size_t ranked = static_cast<size_t>(
+            std::find(got->begin(), got->end(), std::string()) - got->begin());
         for (size_t k : ks) {
-          absl::StatusOr<std::vector<std::string>> got = retrieve(conv.channel, q.question, config, k);
-          if (!got.ok()) return got.status();
           size_t found = 0;
           std::set<std::string> seen;
-          for (const auto& id : *got) found += evidence.count(id) && seen.insert(id).second;
+          for (size_t i = 0; i < got->size(); ++i) {
+            if (i >= k && i < ranked) continue;  // beyond the first k of the ranking
+            found += evidence.count((*got)[i]) && seen.insert((*got)[i]).second;
+          }
           double recall = static_cast<double>(found) / static_cast<double>(evidence.size());
           cr.overall.recall[k] += recall;
           cat.recall[k] += recall;

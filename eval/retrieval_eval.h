@@ -15,7 +15,9 @@ namespace speakermem::eval {
 
 // Retrieves the message ids of the top `k` System 1 evidence messages for
 // `question` in `channel` under configuration `config` ("bm25", "dense",
-// "full").
+// "full"), best first. EvaluateRetrieval asks once, at the largest k, and
+// reads recall@k from the first k ids; ids after an empty string count at
+// every k (e.g. the from_ids of System 2 records shown beside the top-k).
 using RetrieveFn = std::function<absl::StatusOr<std::vector<std::string>>(
     const std::string& channel, const std::string& question, const std::string& config,
     size_t k)>;

@@ -272,7 +272,8 @@ class Service final : public ServiceBase {
       uint64_t newest = 0;
       auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 60000 : req->timeout_ms());
       absl::StatusOr<storage::WriterState> st =
-          memory_->Flush(ChannelOf(ctx, req->channel()), req->wait(), timeout, &newest);
+          memory_->Flush(ChannelOf(ctx, req->channel()), req->wait(), timeout, &newest,
+                         req->wait_embeddings());
       if (!st.ok()) return st.status();
       resp->set_newest_seq(newest);
       resp->set_cursor_seq(st->cursor_seq);

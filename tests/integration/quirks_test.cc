@@ -13,6 +13,7 @@
 #include "retrieval/stages.h"
 #include "tests/fake/fake_model_server.h"
 #include "tests/fake/quirks.h"
+#include "tests/fake/standard_reply.h"
 #include "tests/integration/test_server.h"
 #include "tests/integration/writer_script.h"
 
@@ -324,6 +325,37 @@ TEST_CASE("an ADD without source takes the speaker of its message", "[quirks][wr
   CHECK(Sample(m, "speakermem_writer_rejected_actions_total", {"reason=\"unknown_source\""}) == 0);
   CHECK(Sample(m, "speakermem_model_coercions_total",
                {"stage=\"writer\"", "kind=\"source_from_message\""}) == 10);
+}
+
+TEST_CASE("Flush with wait_embeddings returns once everything is embedded", "[quirks][flush]") {
+  FakeModelServer fake;
+  fake.SetDefault([](const FakeRequest& req) {
+    testing::FakeReply r = testing::StandardReply(req);
+    r.delay_ms = 100;  // a slow embedding endpoint
+    return r;
+  });
+  std::string url = fake.base_url();
+  testing::TestServer ts(
+      [url](server::ServerConfig* c) {
+        REQUIRE_OK(c->models.SetOverride("embed", "provider", "openai"));
+        REQUIRE_OK(c->models.SetOverride("embed", "base_url", url));
+        REQUIRE_OK(c->models.SetOverride("embed", "embed_batch", "4"));
+      },
+      true);
+  IngestTexts(ts.client(), "emb", TenStatements());
+  v1::FlushRequest f;
+  f.set_channel("emb");
+  f.set_wait(true);
+  f.set_wait_embeddings(true);
+  f.set_timeout_ms(60000);
+  REQUIRE_OK(ts.client()->Flush(f));
+  std::string m = testing::HttpGetMetrics(ts.server()->metrics_port());
+  CHECK(Sample(m, "speakermem_embed_pending_messages", {}) == 0);
+  size_t inputs = 0;
+  for (const auto& r : fake.requests()) {
+    if (r.stage == "embed") inputs += nlohmann::json::parse(r.body)["input"].size();
+  }
+  CHECK(inputs >= 10);  // every message (and record) embedded before the call returned
 }
 
 }  // namespace

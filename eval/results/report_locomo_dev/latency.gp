@@ -1,6 +1,6 @@
 set terminal pngcairo noenhanced size 800,500
 set output 'latency.png'
-set title 'Retrieve latency, full pipeline (906 calls)'
+set title 'Retrieve latency, full pipeline (302 calls)'
 set xlabel 'ms'
 set ylabel 'calls'
 set grid
