@@ -31,7 +31,10 @@ const std::vector<std::pair<std::string, std::string>>& EndpointFields() {
       {"api_key_env", "Name of the environment variable that holds the API key (the key "
                       "itself never appears in config or logs). Empty: no key."},
       {"temperature", "Sampling temperature of chat calls."},
-      {"max_tokens", "Max output tokens per chat call; a reply cut there is an error."},
+      {"max_tokens", "Max output tokens per chat call; 0: the stage's default (4096 for the "
+                     "Writer, 1024 for the others). The Writer keeps a cut reply's complete "
+                     "actions and derives the rest of the segment in halves; a query stage "
+                     "falls back."},
       {"timeout_ms", "Deadline of one call including retries and backoff."},
       {"attempt_timeout_ms", "Limit of one HTTP attempt, retried within timeout_ms when hit; "
                              "0: an attempt may use all the time left."},
@@ -68,7 +71,7 @@ absl::Status SetEndpointField(EndpointConfig* c, const std::string& key,
     if (!absl::SimpleAtod(value, &t) || t < 0 || t > 2) return Bad(key, value, "in [0, 2]");
     c->temperature = t;
   } else if (key == "max_tokens") {
-    return SetInt(key, value, 1, 1 << 20, &c->max_tokens);
+    return SetInt(key, value, 0, 1 << 20, &c->max_tokens);
   } else if (key == "timeout_ms") {
     return SetInt(key, value, 1, 3600000, &c->timeout_ms);
   } else if (key == "attempt_timeout_ms") {
@@ -145,6 +148,7 @@ absl::StatusOr<EndpointConfig> ModelsConfig::Resolve(const std::string& stage) c
       if (absl::Status s = SetEndpointField(&c, k, v); !s.ok()) return s;
     }
   }
+  if (c.max_tokens == 0) c.max_tokens = stage == "writer" ? kWriterMaxTokens : kStageMaxTokens;
   return c;
 }
 

@@ -16,6 +16,9 @@ namespace speakermem::llm {
 inline constexpr const char* kStages[] = {"writer", "project", "select", "sufficiency",
                                           "answer", "embed",   "judge"};
 
+inline constexpr int kWriterMaxTokens = 4096;
+inline constexpr int kStageMaxTokens = 1024;
+
 struct EndpointConfig {
   // "openai" (any OpenAI-compatible HTTP API) or "offline" (deterministic
   // built-ins; the default, needs no model). The judge has no offline form.
@@ -28,8 +31,10 @@ struct EndpointConfig {
   // Empty: no Authorization header (local servers).
   std::string api_key_env;
   double temperature = 0.0;
-  // Max output tokens per chat call.
-  int max_tokens = 1024;
+  // Max output tokens per chat call; 0: the stage's default
+  // (kWriterMaxTokens for the Writer, whose reply lists a Window25
+  // segment's actions; kStageMaxTokens for the others).
+  int max_tokens = 0;
   // Deadline of one call including all retries and waits, in ms.
   int timeout_ms = 60000;
   // Limit of one HTTP attempt; a slower attempt is abandoned and retried

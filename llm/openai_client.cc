@@ -309,7 +309,9 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
                 {{{"role", "system"}, {"content", req.system}},
                  {{"role", "user"}, {"content", req.user}}}},
                {"temperature", config_.temperature},
-               {"max_tokens", config_.max_tokens}};
+               {"max_tokens", config_.max_tokens > 0    ? config_.max_tokens
+                              : req.stage == "writer" ? kWriterMaxTokens
+                                                      : kStageMaxTokens}};
   // The strictest response_format the endpoint has not refused. A refusal
   // (RefusesFormat) is asked again one form down; the step is
   // remembered for the endpoint once a lower form succeeds (a request the
