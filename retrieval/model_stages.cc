@@ -317,6 +317,7 @@ class ModelAnswer final : public AnswerStage {
 
   absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
     std::string user = absl::StrCat("Question: ", in.question, "\n");
+    if (!in.members.empty()) absl::StrAppend(&user, "Members: ", absl::StrJoin(in.members, ", "), "\n");
     if (!in.options.empty()) {
       absl::StrAppend(&user, "Options (answer with exactly one, as \"LETTER: text\"):\n");
       for (const auto& o : in.options) absl::StrAppend(&user, "  ", o, "\n");

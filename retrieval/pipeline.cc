@@ -378,6 +378,11 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.projection = out.projection;
     in.options = req.options;
     in.pack = out.evidence_pack;
+    // The members, for questions about who (not for a crowd of hundreds).
+    constexpr size_t kMaxMembersShown = 50;
+    if (roster.size() <= kMaxMembersShown) {
+      for (const auto& m : roster) in.members.push_back(display(m.speaker_id));
+    }
     for (const auto& rm : out.s1) {
       const auto& m = rm.message;
       in.evidence.push_back(EvidenceItem{m.message_id, "S1", m.speaker, m.speaker_id, "", "",

@@ -70,14 +70,15 @@ struct SelectInput {
   std::vector<Candidate> candidates;
   size_t max_anchors = 2;
   // Characters of each candidate's text a model is shown (cut at a word,
-  // marked "..."); 0: all of it. The first pass over the whole pool is
-  // clipped (kSelectPreviewChars), the smaller re-select is not.
+  // marked "..."); 0: all of it. The first pass over the whole pool shows
+  // kSelectPreviewChars, the smaller re-select twice that.
   size_t max_chars = 0;
 };
 
-// Characters of each candidate the first Select pass shows a model: the
-// median LoCoMo message (113 characters) fits whole, a long one shows its
-// opening, and the pool of 40 costs about half the tokens it did in full.
+// Characters of each candidate the first Select pass shows a model: about
+// the first fifteen words (the median LoCoMo message has 113 characters);
+// the smaller re-select shows twice that. A token budget, not a tuned
+// constant: bench/model_tokens_bench prints what each stage costs.
 inline constexpr size_t kSelectPreviewChars = 80;
 
 struct SelectOutput {
@@ -135,6 +136,8 @@ struct AnswerInput {
   std::string pack;
   // Multiple choice: "LETTER: text" each; the answer names one of them.
   std::vector<std::string> options;
+  // The channel's members by display name, for questions about who.
+  std::vector<std::string> members;
 };
 
 struct AnswerOutput {
