@@ -112,6 +112,9 @@ TEST_CASE("the answerer sees the composed pack: names, (none), GROUP, a chain in
   REQUIRE_FALSE(pack.empty());
   // The response carries exactly the text the answerer saw.
   CHECK(user.find(pack) != std::string::npos);
+  // The members by name, never by id.
+  CHECK(user.find("Members: ") != std::string::npos);
+  CHECK(user.find("p_alice") == std::string::npos);
   // Display names, never roster ids.
   CHECK(pack.find("p_alice") == std::string::npos);
   CHECK(pack.find("p_carol") == std::string::npos);
