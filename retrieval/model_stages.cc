@@ -212,14 +212,16 @@ std::string Clip(const std::string& text, size_t max_chars) {
 }
 
 // "[i] YYYY-MM-DD HH:MM Name: text" per candidate; a clipped preview shows
-// the day only.
-std::string RenderCandidates(const std::vector<Candidate>& cs, size_t max_chars = 0) {
+// the day only. `each` (when not empty) overrides max_chars per candidate.
+std::string RenderCandidates(const std::vector<Candidate>& cs, size_t max_chars = 0,
+                             const std::vector<size_t>& each = {}) {
   std::string out;
   for (size_t i = 0; i < cs.size(); ++i) {
+    const size_t clip = i < each.size() ? each[i] : max_chars;
     std::string when = When(cs[i].timestamp_ms);
-    if (max_chars > 0) when.resize(10);
-    absl::StrAppend(&out, "[", i, "] ", when, " ", cs[i].speaker, ": ",
-                    Clip(cs[i].text, max_chars), "\n");
+    if (clip > 0) when.resize(10);
+    absl::StrAppend(&out, "[", i, "] ", when, " ", cs[i].speaker, ": ", Clip(cs[i].text, clip),
+                    "\n");
   }
   return out;
 }
@@ -232,7 +234,7 @@ class ModelSelect final : public SelectStage {
     std::string system = kSelectSystem;
     system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
     std::string user = absl::StrCat("Question: ", in.question, "\nCandidates:\n",
-                                    RenderCandidates(in.candidates, in.max_chars));
+                                    RenderCandidates(in.candidates, in.max_chars, in.max_chars_each));
     absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SelectShape(), system, user, call);
     if (!j.ok()) return j.status();
     if (!(*j)["ranking"].is_array()) return Malformed("select", "has no ranking list");

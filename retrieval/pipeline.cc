@@ -255,8 +255,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   std::set<uint64_t> expanded;
   // Select over `subset` (indices into the pool); the output's indices are
   // mapped back to the pool.
-  auto select = [&](size_t max_anchors,
-                    const std::vector<size_t>& subset) -> absl::StatusOr<SelectOutput> {
+  auto select = [&](size_t max_anchors, const std::vector<size_t>& subset,
+                    size_t ranked_before = 0) -> absl::StatusOr<SelectOutput> {
     auto t = Clock::now();
     StageCall call;
     SelectInput in;
@@ -264,6 +264,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.projection = out.projection;
     in.max_anchors = max_anchors;
     in.max_chars = max_anchors == 0 ? 2 * kSelectPreviewChars : kSelectPreviewChars;
+    // The first `ranked_before` were ranked in the first pass: shown as there.
+    in.max_chars_each.assign(std::min(ranked_before, subset.size()), kSelectPreviewChars);
     for (size_t idx : subset) {
       const storage::Message& m = pool[idx];
       auto it = recall_score.find(m.seq);
@@ -302,7 +304,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
           const size_t k = req.budgets.s1_top_k;
           for (size_t r = 0; r < order.size() && r < k; ++r) contest.push_back(order[r]);
           for (size_t i = before; i < pool.size(); ++i) contest.push_back(i);
-          SM_ASSIGN_OR_RETURN(SelectOutput again, select(0, contest));
+          const size_t ranked = contest.size() - (pool.size() - before);
+          SM_ASSIGN_OR_RETURN(SelectOutput again, select(0, contest, ranked));
           std::vector<size_t> merged = again.ranking;
           for (size_t r = k; r < order.size(); ++r) merged.push_back(order[r]);
           order = std::move(merged);

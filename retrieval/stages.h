@@ -71,8 +71,11 @@ struct SelectInput {
   size_t max_anchors = 2;
   // Characters of each candidate's text a model is shown (cut at a word,
   // marked "..."); 0: all of it. The first pass over the whole pool shows
-  // kSelectPreviewChars, the smaller re-select twice that.
+  // kSelectPreviewChars; the re-select shows the new neighbours twice that
+  // and the candidates already ranked as in the first pass.
   size_t max_chars = 0;
+  // Per candidate, overriding max_chars where set (same length as candidates).
+  std::vector<size_t> max_chars_each;
 };
 
 // Characters of each candidate the first Select pass shows a model: about
