@@ -4,6 +4,7 @@
 // model adds what the cut lost instead of repeating the same call. Only a
 // one-message segment whose reply still yields nothing is an error (the
 // service retries, then parks it).
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "llm/metrics.h"
@@ -72,9 +73,10 @@ class SplittingWriter final : public WriterModel {
       for (WriterAction& a : part->actions) {
         if (a.type == WriterAction::Type::kNoop) continue;
         // An UPDATE of a kept ADD revises it in place.
-        if (a.type == WriterAction::Type::kUpdate && a.entry_id.rfind(kPending, 0) == 0) {
-          size_t i = std::stoul(a.entry_id.substr(sizeof(kPending) - 1));
-          if (i < kept.size()) kept[i].content = a.content;
+        size_t i = 0;
+        if (a.type == WriterAction::Type::kUpdate && a.entry_id.rfind(kPending, 0) == 0 &&
+            absl::SimpleAtoi(a.entry_id.substr(sizeof(kPending) - 1), &i) && i < kept.size()) {
+          kept[i].content = a.content;
           continue;
         }
         kept.push_back(std::move(a));

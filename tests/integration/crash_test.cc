@@ -131,16 +131,9 @@ v1::IngestRequest ChannelBatch(const std::string& channel, int n) {
 // Records per message text ("<text> call N" -> "<text>").
 std::map<std::string, int> RecordsPerMessage(client::Client* c, const std::string& channel) {
   std::map<std::string, int> out;
-  v1::ListRecordsRequest req;
-  req.set_channel(channel);
-  req.set_include_superseded(true);
-  req.set_page_size(1000);
-  do {
-    auto page = c->ListRecords(req);
-    REQUIRE_OK(page);
-    for (const auto& r : page->records()) ++out[r.content().substr(0, r.content().rfind(" call "))];
-    req.set_page_token(page->next_page_token());
-  } while (!req.page_token().empty());
+  for (const auto& r : testing::AllRecords(c, channel)) {
+    ++out[r.content().substr(0, r.content().rfind(" call "))];
+  }
   return out;
 }
 

@@ -201,19 +201,6 @@ std::string CleanWriterReply(const FakeRequest& req) {
   return nlohmann::json{{"actions", actions}}.dump();
 }
 
-testing::TestServer::Configure WriterOnFake(const FakeModelServer& fake, int window) {
-  std::string url = fake.base_url();
-  return [url, window](server::ServerConfig* c) {
-    REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
-    REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
-    REQUIRE_OK(c->models.SetOverride("writer", "max_retries", "0"));
-    c->memory.writer.window = static_cast<size_t>(window);
-    c->memory.writer.retry_backoff_ms = 1;
-    c->memory.writer.max_attempts = 2;
-    c->memory.writer.idle_flush_ms = 0;
-  };
-}
-
 void IngestTexts(client::Client* c, const std::string& channel,
                  const std::vector<std::pair<std::string, std::string>>& speaker_text,
                  int first = 0) {
@@ -246,7 +233,7 @@ TEST_CASE("a Writer reply cut at max_tokens keeps its complete actions and deriv
   // The first call (all ten messages) is cut after 3 complete actions of 10.
   fake.SetDefault(testing::QuirkyHandler(
       CleanWriterReply, {{"writer", QuirkSpec{Quirk::kCutAtMaxTokens, 1, 3}}}));
-  testing::TestServer ts(WriterOnFake(fake, 10), /*metrics=*/true);
+  testing::TestServer ts(testing::WriterOn(fake, 10), /*metrics=*/true);
   IngestTexts(ts.client(), "cut", TenStatements());
   testing::FlushWait(ts.client(), "cut");
   auto records = testing::AllRecords(ts.client(), "cut");
@@ -271,7 +258,7 @@ TEST_CASE("a one-message segment whose reply is cut with nothing complete is par
   FakeModelServer fake;
   fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
                                          {{"writer", QuirkSpec{Quirk::kCutAtMaxTokens, -1, 0}}}));
-  testing::TestServer ts(WriterOnFake(fake, 10), true);
+  testing::TestServer ts(testing::WriterOn(fake, 10), true);
   IngestTexts(ts.client(), "one", {{"Alice", "I have taken up sailing"}});
   testing::FlushWait(ts.client(), "one");
   CHECK(testing::AllRecords(ts.client(), "one").empty());
@@ -284,7 +271,7 @@ TEST_CASE("UPDATE entry ids spelled differently reach their record", "[quirks][w
   FakeModelServer fake;
   fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
                                          {{"writer", QuirkSpec{Quirk::kEntryIdSpelling}}}));
-  testing::TestServer ts(WriterOnFake(fake, 1), true);
+  testing::TestServer ts(testing::WriterOn(fake, 1), true);
   // One message a segment: the second and third revise the first's record,
   // spelled "1" and then "[E1]".
   IngestTexts(ts.client(), "ids", {{"Alice", "I have taken up sailing"}});
@@ -312,7 +299,7 @@ TEST_CASE("an ADD without source takes the speaker of its message", "[quirks][wr
   FakeModelServer fake;
   fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
                                          {{"writer", QuirkSpec{Quirk::kAddWithoutSource}}}));
-  testing::TestServer ts(WriterOnFake(fake, 10), true);
+  testing::TestServer ts(testing::WriterOn(fake, 10), true);
   IngestTexts(ts.client(), "src", TenStatements());
   testing::FlushWait(ts.client(), "src");
   auto records = testing::AllRecords(ts.client(), "src");

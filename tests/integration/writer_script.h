@@ -8,6 +8,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/fake/standard_reply.h"
+#include "tests/integration/test_server.h"
 
 namespace speakermem::testing {
 
@@ -21,6 +22,21 @@ inline nlohmann::json Add(const std::string& owner, const std::string& source,
                           const std::string& layer, const std::string& content) {
   return {{"action", "ADD"}, {"owner", owner}, {"source", source}, {"layer", layer},
           {"utype", "stance"}, {"content", content}};
+}
+
+// A server whose Writer is the fake model server: no client retries, one
+// retry of a segment 1 ms later, segments of `window`, no idle flush.
+inline TestServer::Configure WriterOn(const FakeModelServer& fake, int window = 25) {
+  std::string url = fake.base_url();
+  return [url, window](server::ServerConfig* c) {
+    REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
+    REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
+    REQUIRE_OK(c->models.SetOverride("writer", "max_retries", "0"));
+    c->memory.writer.window = static_cast<size_t>(window);
+    c->memory.writer.retry_backoff_ms = 1;
+    c->memory.writer.max_attempts = 2;
+    c->memory.writer.idle_flush_ms = 0;
+  };
 }
 
 }  // namespace speakermem::testing

@@ -18,6 +18,7 @@ namespace {
 using testing::FakeModelServer;
 using testing::FakeReply;
 using testing::AllRecords;
+using testing::WriterOn;
 using testing::FlushWait;
 using testing::TestServer;
 
@@ -47,19 +48,6 @@ FakeReply EchoWriter(const testing::FakeRequest& req) {
                        {"layer", "per_speaker_core"}, {"utype", "fact"}, {"content", m.text}});
   }
   return FakeReply{200, FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump())};
-}
-
-TestServer::Configure WriterOn(const FakeModelServer& fake, int window = 25) {
-  std::string url = fake.base_url();
-  return [url, window](server::ServerConfig* c) {
-    REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
-    REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
-    REQUIRE_OK(c->models.SetOverride("writer", "max_retries", "0"));
-    c->memory.writer.window = static_cast<size_t>(window);
-    c->memory.writer.retry_backoff_ms = 1;
-    c->memory.writer.max_attempts = 2;
-    c->memory.writer.idle_flush_ms = 0;
-  };
 }
 
 TEST_CASE("Writer calls equal ceil(n/25) for a single-session stream", "[writer-service]") {
