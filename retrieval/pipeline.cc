@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -175,7 +176,13 @@ absl::Status QueryPipeline::MeasureFreshness(const storage::ChannelRef& channel,
 }
 
 absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
-  if (req.question.empty()) return absl::InvalidArgumentError("question: must not be empty");
+  if (absl::StripAsciiWhitespace(req.question).empty()) {
+    return absl::InvalidArgumentError("question: must not be empty or only whitespace");
+  }
+  if (req.question.size() > kMaxQuestionBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("question: ", req.question.size(),
+                                                   " bytes, at most ", kMaxQuestionBytes));
+  }
   if (req.budgets.s1_top_k == 0) return absl::InvalidArgumentError("budgets.s1_top_k: must be > 0");
   SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(req.channel));
   PipelineResult out;

@@ -23,6 +23,10 @@
 namespace speakermem::retrieval {
 
 // Per-request budgets; defaults are the paper's main configuration.
+// The longest question a query takes, in bytes (UTF-8): a question is a
+// sentence or a paragraph, and every stage's cost grows with it.
+inline constexpr size_t kMaxQuestionBytes = 8192;
+
 struct Budgets {
   uint32_t s1_recall_n = 40;
   uint32_t s1_top_k = 10;

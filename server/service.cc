@@ -284,6 +284,7 @@ class Service final : public ServiceBase {
   ServerUnaryReactor* ListRecords(CallbackServerContext* ctx, const v1::ListRecordsRequest* req,
                                   v1::ListRecordsResponse* resp) override {
     return Unary("ListRecords", ctx, req->channel(), [&]() -> absl::Status {
+      if (absl::Status s = CheckEnumFields(*req); !s.ok()) return s;
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->layer() == v1::EPISODIC) {
         return absl::InvalidArgumentError("layer: EPISODIC is System 1; use GetMessages");
@@ -485,6 +486,7 @@ class Service final : public ServiceBase {
   // Shared by Query and Retrieve: defaults, caps, mode.
   absl::Status RunQuery(CallbackServerContext* ctx, const v1::QueryRequest& req, bool answer,
                         v1::QueryResponse* resp) {
+    if (absl::Status s = CheckEnumFields(req); !s.ok()) return s;
     if (absl::Status s = CheckChannel(req.channel()); !s.ok()) return s;
     engine::QueryParams p;
     p.channel = ChannelOf(ctx, req.channel());

@@ -1,0 +1,74 @@
+// Requests an outside client may send that the field checks alone let
+// through: enum numbers the contract does not define, blank and over-long
+// questions.
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "tests/integration/test_server.h"
+
+namespace speakermem {
+namespace {
+
+using testing::TestServer;
+
+void Seed(TestServer* ts) {
+  v1::IngestRequest req;
+  req.set_channel("h");
+  auto* m = req.add_messages();
+  m->set_speaker("Alice");
+  m->set_text("The offsite is in Porto");
+  m->set_timestamp_ms(1700000000000);
+  m->set_session("s1");
+  REQUIRE_OK(ts->client()->Ingest(req));
+}
+
+TEST_CASE("unknown enum values are refused, naming the field", "[server][bad-input]") {
+  TestServer ts;
+  Seed(&ts);
+  v1::QueryRequest q;
+  q.set_channel("h");
+  q.set_question("Where is the offsite?");
+  q.set_mode(static_cast<v1::RetrievalMode>(99));
+  auto r = ts.client()->Query(q);
+  REQUIRE_CODE(r, absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(r.status().message(), "mode: 99 is not a RetrievalMode value"));
+
+  q.set_mode(v1::RetrievalMode());
+  q.set_tense(static_cast<v1::Tense>(77));
+  auto t = ts.client()->Retrieve(q);
+  REQUIRE_CODE(t, absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(t.status().message(), "tense: 77"));
+
+  v1::ListRecordsRequest l;
+  l.set_channel("h");
+  l.set_layer(static_cast<v1::Layer>(42));
+  auto lr = ts.client()->ListRecords(l);
+  REQUIRE_CODE(lr, absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(lr.status().message(), "layer: 42"));
+
+  // Defined values still work.
+  q.set_tense(v1::FULL);
+  REQUIRE_OK(ts.client()->Query(q));
+}
+
+TEST_CASE("a blank or over-long question is refused", "[server][bad-input]") {
+  TestServer ts;
+  Seed(&ts);
+  v1::QueryRequest q;
+  q.set_channel("h");
+  q.set_question(" \t\n ");
+  auto blank = ts.client()->Query(q);
+  REQUIRE_CODE(blank, absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(blank.status().message(), "question"));
+
+  q.set_question(std::string(8193, 'x'));
+  auto lng = ts.client()->Query(q);
+  REQUIRE_CODE(lng, absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(lng.status().message(), "at most 8192"));
+
+  q.set_question("Where is the offsite?" + std::string(8000, ' '));
+  REQUIRE_OK(ts.client()->Query(q));  // at the limit is fine
+}
+
+}  // namespace
+}  // namespace speakermem
