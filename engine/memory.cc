@@ -423,6 +423,7 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   req.mode = params.mode;
   req.stages = params.stages;
   req.system2 = params.system2;
+  req.deadline = params.deadline;
   req.recall = params.recall;
   req.rows = params.rows;
   req.answer = answer;

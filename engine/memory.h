@@ -99,6 +99,8 @@ struct QueryParams {
   // every message stored so far before retrieving.
   bool fresh = false;
   std::chrono::milliseconds fresh_timeout{30000};
+  // The caller's deadline (retrieval::PipelineRequest::deadline).
+  std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
 };
 
 struct QueryResult {

@@ -183,12 +183,18 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     return absl::InvalidArgumentError(absl::StrCat("question: ", req.question.size(),
                                                    " bytes, at most ", kMaxQuestionBytes));
   }
+  // Between stages: stop once the caller has given up.
+  auto in_time = [&req](const char* next) -> absl::Status {
+    if (std::chrono::system_clock::now() < req.deadline) return absl::OkStatus();
+    return absl::DeadlineExceededError(absl::StrCat("query: deadline passed before ", next));
+  };
   if (req.budgets.s1_top_k == 0) return absl::InvalidArgumentError("budgets.s1_top_k: must be > 0");
   SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(req.channel));
   PipelineResult out;
   SM_RETURN_IF_ERROR(MeasureFreshness(req.channel, info, &out.freshness));
   const uint64_t cursor = out.freshness.derived_through_seq;
 
+  SM_RETURN_IF_ERROR(in_time("Project"));
   // 1. Project.
   SM_ASSIGN_OR_RETURN(std::vector<storage::RosterEntry> roster_entries,
                       store_->GetRoster(req.channel));
@@ -211,6 +217,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   std::vector<std::string> row_ids(people.begin(), people.end());
   // (How selective naming them is enters through the speaker field's idf.)
 
+  SM_RETURN_IF_ERROR(in_time("recall"));
   // 2. System 1 recall: the pool is the best s1_recall_n in range.
   SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled, Recall(req, out.projection, row_ids, &out));
   std::unordered_map<uint64_t, double> recall_score;
@@ -254,6 +261,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     for (auto& m : more) pool.push_back(std::move(m));
   }
 
+  SM_RETURN_IF_ERROR(in_time("Select"));
   // 3. Select, Expand (then select again over the grown pool),
   // Sufficiency/ASK; only then top-k.
   const RecallParams& rp = req.recall ? *req.recall : recall_;
@@ -369,9 +377,11 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     out.s1.push_back(std::move(rm));
   }
 
+  SM_RETURN_IF_ERROR(in_time("System 2 rows"));
   // 5. System 2 rows.
   if (req.stages && req.system2) SM_RETURN_IF_ERROR(SystemTwo(req, roster, &out));
 
+  SM_RETURN_IF_ERROR(in_time("Answer"));
   // 6. Compose and answer.
   std::map<std::string, std::string> names;  // speaker id -> display name
   for (const auto& m : roster) names[m.speaker_id] = m.aliases.empty() ? "" : m.aliases.front();

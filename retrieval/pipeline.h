@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <chrono>
 #include <optional>
 #include <unordered_map>
 #include <string>
@@ -98,6 +99,9 @@ struct PipelineRequest {
   std::optional<RecallParams> recall;
   // Overrides the System 2 floors.
   std::optional<RowParams> rows;
+  // The caller's deadline: past it, the pipeline stops before its next stage
+  // with DEADLINE_EXCEEDED instead of working for nobody.
+  std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
 };
 
 // One owner row of System 2 evidence.

@@ -221,6 +221,7 @@ void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out) {
 void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::time_point deadline,
                      engine::QueryParams* p) {
   p->system2 = !req.no_s2();
+  p->deadline = deadline;
   if (!req.fresh()) return;
   p->fresh = true;
   const std::chrono::milliseconds wait(req.fresh_timeout_ms() == 0 ? 30000 : req.fresh_timeout_ms());

@@ -3,7 +3,12 @@
 // questions.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "absl/strings/match.h"
+#include "tests/fake/fake_model_server.h"
+#include "tests/fake/standard_reply.h"
 #include "tests/integration/test_server.h"
 
 namespace speakermem {
@@ -68,6 +73,43 @@ TEST_CASE("a blank or over-long question is refused", "[server][bad-input]") {
 
   q.set_question("Where is the offsite?" + std::string(8000, ' '));
   REQUIRE_OK(ts.client()->Query(q));  // at the limit is fine
+}
+
+TEST_CASE("a query whose deadline passes mid-pipeline stops at the next stage",
+          "[server][deadline]") {
+  testing::FakeModelServer fake;
+  fake.SetDefault([](const testing::FakeRequest& req) {
+    testing::FakeReply r = testing::StandardReply(req);
+    if (req.stage == "project") r.delay_ms = 400;  // a slow first stage
+    return r;
+  });
+  std::string url = fake.base_url();
+  TestServer ts(
+      [url](server::ServerConfig* c) {
+        for (const char* stage : {"project", "select", "answer"}) {
+          REQUIRE_OK(c->models.SetOverride(stage, "provider", "openai"));
+          REQUIRE_OK(c->models.SetOverride(stage, "base_url", url));
+          REQUIRE_OK(c->models.SetOverride(stage, "max_retries", "0"));
+        }
+      },
+      /*metrics=*/true);
+  Seed(&ts);
+  client::ClientOptions opts;
+  opts.addr = ts.addr();
+  opts.timeout_ms = 150;
+  auto impatient = client::Client::Connect(opts);
+  v1::QueryRequest q;
+  q.set_channel("h");
+  q.set_question("Where is the offsite?");
+  REQUIRE_CODE(impatient->Query(q), absl::StatusCode::kDeadlineExceeded);
+  // The server finishes Project, then stops: no Select, no Answer.
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  CHECK(fake.count("project") == 1);
+  CHECK(fake.count("select") == 0);
+  CHECK(fake.count("answer") == 0);
+  std::string m = testing::HttpGetMetrics(ts.server()->metrics_port());
+  CHECK(absl::StrContains(m, "method=\"Query\"") );
+  CHECK(absl::StrContains(m, "code=\"DEADLINE_EXCEEDED\""));
 }
 
 }  // namespace
