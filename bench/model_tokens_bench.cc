@@ -6,8 +6,10 @@
 // asked once with ASK off (the paper's main configuration: top-k 10).
 //
 //   build/bench/model_tokens_bench [--data ../shared/data/locomo/locomo_dev.json]
-//                                  [--questions N] [--ask]
+//                                  [--questions N] [--ask] [--show STAGE]
 //
+// --show STAGE prints the messages of the last request that stage sent
+// (e.g. select, answer, writer), to see what the tokens are spent on.
 // Prints the Writer's prompt tokens per message (and per call, mean and
 // p95), tokens per question by stage (mean and p95), and how many times
 // each record was embedded.
@@ -55,6 +57,7 @@ int Run(int argc, char** argv) {
   std::string data = "../shared/data/locomo/locomo_dev.json";
   size_t max_questions = SIZE_MAX;
   bool ask = false;
+  std::string show;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) {
@@ -63,8 +66,11 @@ int Run(int argc, char** argv) {
       max_questions = std::stoul(argv[++i]);
     } else if (a == "--ask") {
       ask = true;
+    } else if (a == "--show" && i + 1 < argc) {
+      show = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: model_tokens_bench [--data FILE] [--questions N] [--ask]\n");
+      std::fprintf(stderr, "usage: model_tokens_bench [--data FILE] [--questions N] [--ask] "
+                   "[--show STAGE]\n");
       return 2;
     }
   }
@@ -188,6 +194,20 @@ int Run(int argc, char** argv) {
   }
   Summary all = Summarise(per_question);
   std::printf("  %-12s %8s %8.0f %8.0f\n", "all", "", all.mean, all.p95);
+  if (!show.empty()) {
+    std::vector<testing::FakeRequest> reqs = fake.requests();
+    for (auto r = reqs.rbegin(); r != reqs.rend(); ++r) {
+      if (r->stage != show) continue;
+      nlohmann::json body = nlohmann::json::parse(r->body, nullptr, false);
+      std::printf("\nlast %s request (%.0f prompt tokens):\n", show.c_str(), PromptTokens(*r));
+      if (body.is_object() && body.contains("messages")) {
+        for (const auto& m : body["messages"]) {
+          std::printf("--- %s\n%s\n", m.value("role", "").c_str(), m.value("content", "").c_str());
+        }
+      }
+      break;
+    }
+  }
   return 0;
 }
 

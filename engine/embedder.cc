@@ -1,5 +1,6 @@
 #include "engine/embedder.h"
 
+#include <algorithm>
 #include <map>
 
 #include "common/log.h"
@@ -99,6 +100,19 @@ void Embedder::Loop() {
         queue_.pop_front();
       }
       busy_ = true;
+    }
+    if (record_known_ && !batch.front().record_id.empty()) {
+      const storage::ChannelRef ch = batch.front().channel;
+      batch.erase(std::remove_if(batch.begin(), batch.end(),
+                                 [&](const Item& it) { return record_known_(ch, it.record_id); }),
+                  batch.end());
+      if (batch.empty()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        busy_ = false;
+        if (pending_gauge_) pending_gauge_->Set(static_cast<double>(queue_.size()));
+        cv_.notify_all();
+        continue;
+      }
     }
     std::vector<std::string> texts;
     std::vector<uint64_t> ids;

@@ -47,6 +47,12 @@ class Embedder {
            std::shared_mutex* gate = nullptr, size_t batch = 64, size_t max_pending = 1000000);
   ~Embedder();
 
+  // Records for which this returns true are skipped: their vector exists
+  // already (a query embedded them first). Set before Start.
+  void SetRecordKnown(std::function<bool(const storage::ChannelRef&, const std::string&)> known) {
+    record_known_ = std::move(known);
+  }
+
   void Start();
   void Stop();
 
@@ -70,6 +76,7 @@ class Embedder {
   retrieval::EmbedStage* const embed_;
   retrieval::VectorIndex* const index_;
   const RecordSink record_sink_;
+  std::function<bool(const storage::ChannelRef&, const std::string&)> record_known_;
   std::shared_mutex* const gate_;
   const size_t batch_;
   const size_t max_pending_;

@@ -104,8 +104,11 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
       },
       &memory->write_gate_);
   // Records are embedded as the Writer writes them, so a query never waits
-  // for that.
+  // for that; those a query embedded first are not embedded again.
   Embedder* embedder = memory->embedder_.get();
+  embedder->SetRecordKnown([pipeline](const storage::ChannelRef& ch, const std::string& id) {
+    return pipeline->KnowsRecordVector(ch, id);
+  });
   memory->writer_->SetRecordListener(
       [embedder](const storage::ChannelRef& ch, const std::vector<storage::Record>& records) {
         std::vector<Embedder::Item> items;

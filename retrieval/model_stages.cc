@@ -194,12 +194,18 @@ class ModelProject final : public ProjectStage {
 // ------------------------------------------------------------------- Select
 
 constexpr char kSelectSystem[] =
-    "You rank chat messages by how necessary each is to answer a question. Answer with a "
-    "single JSON object and no other text:\n"
-    "{\"ranking\": [numbers], \"anchors\": [numbers]}\n"
-    "ranking: the candidate numbers, most necessary first; leave out ones that do not help. "
-    "anchors: at most MAX candidate numbers whose surrounding conversation should also be "
-    "read (for example a message that answers something said just before it).";
+    "Rank chat messages by how necessary each is to answer the question. Reply with one JSON "
+    "object only: {\"ranking\": [numbers], \"anchors\": [numbers]}.\n"
+    "ranking: candidate numbers, most necessary first; omit ones that do not help. anchors: at "
+    "most MAX numbers whose surrounding conversation should also be read (e.g. a message "
+    "answering what was said just before it). An undated candidate is from the same day as the "
+    "one above it.";
+// The re-select (no anchors to choose): the same reply shape, a shorter ask.
+constexpr char kReselectSystem[] =
+    "Rank chat messages by how necessary each is to answer the question. Reply with one JSON "
+    "object only: {\"ranking\": [numbers], \"anchors\": []}.\n"
+    "ranking: candidate numbers, most necessary first; omit ones that do not help. An undated "
+    "candidate is from the same day as the one above it.";
 
 // `text` cut at a word boundary to at most `max_chars` (0: whole), "..."
 // marking the cut.
@@ -212,16 +218,24 @@ std::string Clip(const std::string& text, size_t max_chars) {
 }
 
 // "[i] YYYY-MM-DD HH:MM Name: text" per candidate; a clipped preview shows
-// the day only. `each` (when not empty) overrides max_chars per candidate.
+// the day only, and only when it differs from the candidate above (the
+// prompt says so). `each` (when not empty) overrides max_chars per candidate.
 std::string RenderCandidates(const std::vector<Candidate>& cs, size_t max_chars = 0,
                              const std::vector<size_t>& each = {}) {
-  std::string out;
+  std::string out, day_above;
   for (size_t i = 0; i < cs.size(); ++i) {
     const size_t clip = i < each.size() ? each[i] : max_chars;
     std::string when = When(cs[i].timestamp_ms);
-    if (clip > 0) when.resize(10);
-    absl::StrAppend(&out, "[", i, "] ", when, " ", cs[i].speaker, ": ", Clip(cs[i].text, clip),
-                    "\n");
+    if (clip > 0) {
+      when.resize(10);
+      const bool same_day = when == day_above;
+      day_above = when;
+      if (same_day) when.clear();
+    } else {
+      day_above.clear();
+    }
+    absl::StrAppend(&out, "[", i, "] ", when, when.empty() ? "" : " ", cs[i].speaker, ": ",
+                    Clip(cs[i].text, clip), "\n");
   }
   return out;
 }
@@ -231,8 +245,8 @@ class ModelSelect final : public SelectStage {
   explicit ModelSelect(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
 
   absl::StatusOr<SelectOutput> Select(const SelectInput& in, StageCall* call) override {
-    std::string system = kSelectSystem;
-    system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
+    std::string system = in.max_anchors == 0 ? kReselectSystem : kSelectSystem;
+    if (in.max_anchors > 0) system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
     std::string user = absl::StrCat("Question: ", in.question, "\nCandidates:\n",
                                     RenderCandidates(in.candidates, in.max_chars, in.max_chars_each));
     absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SelectShape(), system, user, call);
@@ -299,19 +313,17 @@ class ModelSufficiency final : public SufficiencyStage {
 constexpr char kAnswerSystem[] =
     "Answer a question about a group chat from the evidence pack only. Reply with one JSON "
     "object: {\"answer\": \"...\", \"abstain\": true|false, \"cited\": [\"ids\"]}.\n"
-    "The pack: 'Conversation excerpts' are messages verbatim ([id] time, speaker). 'Memory, "
-    "by row' is what was derived per person and for the group; a cell has its [id], layer, "
-    "'from X' when X provided it about someone else, time, and 'current' or 'history "
-    "(superseded)'.\n"
-    "Rules: a GROUP CONCLUSION cell is the group's decision or norm, not one person's "
-    "stance, and a person's cell is not the group's. 'said by X about Y' is X's claim, not "
-    "Y's word. A row '(none)' means that person did not address the matter. A 'verbatim "
-    "message (no record)' cell is the person's own words. For the current state use "
-    "'current' cells and the latest messages; 'history' only for what changed or was true "
-    "before. A message marked NEWER THAN MEMORY outranks a cell on the same matter: answer "
-    "from it and say it is newer than memory. One or two sentences. If the pack does not "
-    "answer the question, set abstain true and answer exactly \"I don't know: the evidence "
-    "does not answer that.\" cited: the ids the answer rests on.";
+    "Excerpts are messages verbatim ([id] time, speaker). Memory cells, per person and for the "
+    "group: [id], layer, 'from X' when X said it about someone else, time, 'current' or "
+    "'history (superseded)'.\n"
+    "A GROUP CONCLUSION is the group's decision or norm, not one person's stance; a person's "
+    "cell is not the group's. 'said by X about Y' is X's claim, not Y's word. A row '(none)': "
+    "that person did not address the matter. 'verbatim message (no record)': the person's own "
+    "words. Current state: 'current' cells and the latest messages; 'history' only for what "
+    "changed or was true before. A message marked NEWER THAN MEMORY outranks a cell on the "
+    "same matter: answer from it and say so. One or two sentences. If the pack does not answer "
+    "the question, set abstain true and answer exactly \"I don't know: the evidence does not "
+    "answer that.\" cited: the ids the answer rests on.";
 
 class ModelAnswer final : public AnswerStage {
  public:

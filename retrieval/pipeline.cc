@@ -65,6 +65,12 @@ void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
   record_vectors_[{channel, record_id}] = std::make_shared<const std::vector<float>>(std::move(v));
 }
 
+bool QueryPipeline::KnowsRecordVector(const storage::ChannelRef& channel,
+                                      const std::string& record_id) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return record_vectors_.count({channel, record_id}) > 0;
+}
+
 void QueryPipeline::Forget(const storage::ChannelRef& channel) {
   std::lock_guard<std::mutex> lock(cache_mu_);
   snapshots_.erase(channel);
@@ -76,7 +82,7 @@ void QueryPipeline::Forget(const storage::ChannelRef& channel) {
 
 void QueryPipeline::Warm(const storage::ChannelRef& channel) {
   StageCall call;
-  (void)Records(channel, &call);
+  (void)Records(channel, &call, /*embed_missing=*/false);
 }
 
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
@@ -278,9 +284,15 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     in.question = req.question;
     in.projection = out.projection;
     in.max_anchors = max_anchors;
-    in.max_chars = max_anchors == 0 ? 2 * kSelectPreviewChars : kSelectPreviewChars;
-    // The first `ranked_before` were ranked in the first pass: shown as there.
-    in.max_chars_each.assign(std::min(ranked_before, subset.size()), kSelectPreviewChars);
+    // Previews (stages.h): the first pass shows the recall head longer than
+    // its tail; the re-select shows the candidates the first pass ranked as
+    // a short reminder and the new neighbours longer.
+    const bool first_pass = max_anchors > 0;
+    in.max_chars = first_pass ? kSelectTailChars : kSelectNeighbourChars;
+    in.max_chars_each.assign(
+        std::min(first_pass ? kSelectHeadFactor * req.budgets.s1_top_k : ranked_before,
+                 subset.size()),
+        first_pass ? kSelectPreviewChars : kSelectTailChars);
     for (size_t idx : subset) {
       const storage::Message& m = pool[idx];
       auto it = recall_score.find(m.seq);

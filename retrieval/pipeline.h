@@ -144,6 +144,8 @@ class QueryPipeline {
   // embedded as the Writer wrote the records).
   void AddRecordVector(const storage::ChannelRef& channel, const std::string& record_id,
                        std::vector<float> v);
+  // True when the record's vector is known (a query embedded it first).
+  bool KnowsRecordVector(const storage::ChannelRef& channel, const std::string& record_id);
   // Brings the channel's System 2 snapshot up to date now (e.g. right after
   // the Writer wrote), so that queries find it ready. Errors are left to the
   // next query to report.
@@ -173,6 +175,9 @@ class QueryPipeline {
     std::vector<storage::Record> records;
     std::vector<std::vector<std::string>> tokens;  // stemmed, per record
     std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
+    // Records whose vector is still null: their embedding was queued, not
+    // done, when the snapshot was built on the embedder's thread.
+    std::vector<size_t> unembedded;
     std::map<std::string, size_t> by_id;
     std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
     std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
@@ -182,8 +187,12 @@ class QueryPipeline {
     // Stemmed token -> active heads containing it (for candidate selection).
     std::unordered_map<std::string, std::vector<size_t>> postings;
   };
+  // The channel's snapshot, brought up to date. `embed_missing`: records
+  // with no vector yet are embedded here (a query); otherwise they stay
+  // unembedded until the embedder's batch brings their vectors (Warm).
   absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch,
-                                                                StageCall* call);
+                                                                StageCall* call,
+                                                                bool embed_missing);
 
   storage::Store* const store_;
   const LexicalIndex* const lexical_;

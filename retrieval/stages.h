@@ -70,19 +70,25 @@ struct SelectInput {
   std::vector<Candidate> candidates;
   size_t max_anchors = 2;
   // Characters of each candidate's text a model is shown (cut at a word,
-  // marked "..."); 0: all of it. The first pass over the whole pool shows
-  // kSelectPreviewChars; the re-select shows the new neighbours twice that
-  // and the candidates already ranked as in the first pass.
+  // marked "..."); 0: all of it. See kSelectPreviewChars for what each
+  // pass shows.
   size_t max_chars = 0;
   // Per candidate, overriding max_chars where set (same length as candidates).
   std::vector<size_t> max_chars_each;
 };
 
-// Characters of each candidate the first Select pass shows a model: about
-// the first fifteen words (the median LoCoMo message has 113 characters);
-// the smaller re-select shows twice that. A token budget, not a tuned
-// constant: bench/model_tokens_bench prints what each stage costs.
+// Characters of each candidate's text a Select prompt shows a model, a
+// token budget (not a tuned constant: bench/model_tokens_bench prints what
+// each stage costs). The first pass shows the first kSelectHeadFactor x
+// top-k candidates of recall about the first fifteen words (the median
+// LoCoMo message has 113 characters) and the rest of the pool, which recall
+// ranked lower, the first seven or so. The re-select shows the
+// candidates the first pass already ranked as that short reminder and the
+// new neighbours, seen for the first time, at more length.
 inline constexpr size_t kSelectPreviewChars = 80;
+inline constexpr size_t kSelectTailChars = 40;
+inline constexpr size_t kSelectNeighbourChars = 120;
+inline constexpr size_t kSelectHeadFactor = 2;
 
 struct SelectOutput {
   // Every candidate index exactly once, most necessary first.

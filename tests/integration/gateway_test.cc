@@ -8,6 +8,7 @@
 #include "eval/judge.h"
 #include "llm/metrics.h"
 #include "llm/model_client.h"
+#include "nlohmann/json.hpp"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
 #include "retrieval/stages.h"
@@ -510,6 +511,68 @@ TEST_CASE("the Judge stage gives verdicts and partial credit, and is absent when
   auto absent = eval::BuildJudge(none, nullptr);
   REQUIRE_OK(absent);
   CHECK(*absent == nullptr);
+}
+
+}  // namespace
+}  // namespace speakermem
+
+namespace speakermem {
+namespace {
+
+// The user and system prompts of the last `stage` request the fake saw.
+std::pair<std::string, std::string> LastPrompts(const FakeModelServer& fake,
+                                                const std::string& stage) {
+  std::pair<std::string, std::string> out;
+  for (const auto& r : fake.requests()) {
+    if (r.stage != stage) continue;
+    const nlohmann::json body = nlohmann::json::parse(r.body);
+    out = {body["messages"][0]["content"].get<std::string>(),
+           body["messages"][1]["content"].get<std::string>()};
+  }
+  return out;
+}
+
+TEST_CASE("Select shows clipped previews, a day only where it changes, and no anchors to "
+          "choose in the re-select",
+          "[gateway][stages][select]") {
+  FakeModelServer fake;
+  fake.SetDefault([](const testing::FakeRequest&) {
+    return FakeReply{200, FakeModelServer::ChatBody(R"({"ranking": [2, 0], "anchors": [2]})")};
+  });
+  auto select = retrieval::NewModelSelect(Client(Endpoint(fake)));
+  const int64_t day = 86'400'000, t0 = 1'683'540'000'000;  // 2023-05-08 10:00 UTC
+  const std::string long_text =
+      "We settled on Porto for the offsite because the flights are cheap and the venue has a "
+      "garden for the barbecue";
+  std::vector<retrieval::Candidate> cands = {{"m1", "Bob", "bob", long_text, t0, 1.0},
+                                             {"m2", "Alice", "alice", "Porto it is", t0 + 60'000, 0.5},
+                                             {"m3", "Bob", "bob", "I like surfing", t0 + day, 0.2}};
+  retrieval::SelectInput in{"Where is the offsite?", {}, cands, 2};
+  in.max_chars = 40;
+  retrieval::StageCall call;
+  auto sel = select->Select(in, &call);
+  REQUIRE_OK(sel);
+  CHECK(sel->ranking == std::vector<size_t>{2, 0, 1});  // left out: after, in recall order
+  CHECK(sel->anchors == std::vector<size_t>{2});
+  auto [system, user] = LastPrompts(fake, "select");
+  CHECK(system.find("at most 2 numbers") != std::string::npos);
+  CHECK(user.find("[0] 2023-05-08 Bob: We settled on Porto for the offsite...\n") !=
+        std::string::npos);
+  CHECK(user.find("[1] Alice: Porto it is\n") != std::string::npos);  // same day: no date
+  CHECK(user.find("[2] 2023-05-09 Bob: I like surfing\n") != std::string::npos);
+
+  // The re-select: per-candidate previews, nothing to anchor.
+  in.max_anchors = 0;
+  in.max_chars = 0;
+  in.max_chars_each = {20};
+  sel = select->Select(in, &call);
+  REQUIRE_OK(sel);
+  CHECK(sel->anchors.empty());
+  std::tie(system, user) = LastPrompts(fake, "select");
+  CHECK(system.find("at most") == std::string::npos);
+  CHECK(system.find("\"anchors\": []") != std::string::npos);
+  CHECK(user.find("[0] 2023-05-08 Bob: We settled on Porto...\n") != std::string::npos);
+  CHECK(user.find("[1] 2023-05-08 10:01 Alice: Porto it is\n") != std::string::npos);  // whole
 }
 
 }  // namespace

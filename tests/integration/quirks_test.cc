@@ -345,5 +345,59 @@ TEST_CASE("Flush with wait_embeddings returns once everything is embedded", "[qu
   CHECK(inputs >= 10);  // every message (and record) embedded before the call returned
 }
 
+TEST_CASE("each record is embedded once while the embedder catches up", "[quirks][embed]") {
+  // A slow embedding endpoint: the Writer has written every record before
+  // the embedder's first record batch ends, and the snapshot warmed after
+  // that batch must leave the queued rest to the embedder.
+  FakeModelServer fake;
+  fake.SetDefault([](const FakeRequest& req) {
+    testing::FakeReply r = testing::StandardReply(req);
+    r.delay_ms = 30;
+    return r;
+  });
+  std::string url = fake.base_url();
+  testing::TestServer ts(
+      [url](server::ServerConfig* c) {
+        REQUIRE_OK(c->models.SetOverride("embed", "provider", "openai"));
+        REQUIRE_OK(c->models.SetOverride("embed", "base_url", url));
+        REQUIRE_OK(c->models.SetOverride("embed", "embed_batch", "16"));
+      },
+      true);
+  // Made-up words, none shared between messages, so that the Writer joins
+  // nothing and writes a record per message.
+  const char* syllables[] = {"ka", "lo", "mi", "ru", "te", "zo", "pa", "ne", "vu", "shi"};
+  auto word = [&](int n) {
+    return absl::StrCat(syllables[n % 10], syllables[(n / 10) % 10], syllables[(n / 100) % 10],
+                        "n");
+  };
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (int i = 0; i < 300; ++i) {
+    texts.push_back({i % 2 ? "Bob" : "Alice",
+                     absl::StrCat("My ", word(3 * i), " is ", word(3 * i + 1), " near ",
+                                  word(3 * i + 2))});
+  }
+  IngestTexts(ts.client(), "once", texts);
+  v1::FlushRequest f;
+  f.set_channel("once");
+  f.set_wait(true);
+  f.set_wait_embeddings(true);
+  f.set_timeout_ms(120000);
+  REQUIRE_OK(ts.client()->Flush(f));
+  std::map<std::string, int> times;  // input text -> embeddings requested
+  for (const auto& r : fake.requests()) {
+    if (r.stage != "embed") continue;
+    const nlohmann::json body = nlohmann::json::parse(r.body);
+    for (const auto& x : body["input"]) ++times[x.get<std::string>()];
+  }
+  std::vector<v1::DerivedRecord> records = testing::AllRecords(ts.client(), "once");
+  REQUIRE(records.size() > 64);  // more than one embedder batch
+  size_t twice = 0;
+  for (const auto& r : records) {
+    CHECK(times[r.content()] >= 1);
+    twice += times[r.content()] > 1;
+  }
+  CHECK(twice == 0);
+}
+
 }  // namespace
 }  // namespace speakermem
