@@ -2,41 +2,6 @@
 
 namespace speakermem::server {
 
-namespace {
-
-absl::Status CheckEnums(const google::protobuf::Message& m, const std::string& prefix) {
-  const google::protobuf::Reflection* r = m.GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  r->ListFields(m, &fields);
-  for (const auto* f : fields) {
-    const std::string name = prefix.empty() ? f->name() : absl::StrCat(prefix, ".", f->name());
-    if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_ENUM) {
-      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
-      for (int i = 0; i < n; ++i) {
-        int v = f->is_repeated() ? r->GetRepeatedEnumValue(m, f, i) : r->GetEnumValue(m, f);
-        if (f->enum_type()->FindValueByNumber(v) == nullptr) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              name, f->is_repeated() ? absl::StrCat("[", i, "]") : "", ": ", v, " is not a ",
-              f->enum_type()->name(), " value"));
-        }
-      }
-    } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
-      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
-      for (int i = 0; i < n; ++i) {
-        const auto& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
-        std::string at = f->is_repeated() ? absl::StrCat(name, "[", i, "]") : name;
-        if (absl::Status s = CheckEnums(sub, at); !s.ok()) return s;
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::Status CheckEnumFields(const google::protobuf::Message& m) { return CheckEnums(m, ""); }
-
-
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),

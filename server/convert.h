@@ -32,10 +32,6 @@ void ToProto(const storage::AppendResult& r, const std::string& channel,
              v1::IngestResponse* out);
 void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRecord* out);
 void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out);
-// INVALID_ARGUMENT naming the field ("mode: 99 is not a QueryMode value")
-// when any enum field of `m`, at any depth, holds a number its enum does not
-// define (proto3 keeps unknown enum numbers instead of rejecting them).
-absl::Status CheckEnumFields(const google::protobuf::Message& m);
 
 // "core" <-> CORE etc.; "" for LAYER_UNSPECIFIED / unknown.
 std::string LayerName(v1::Layer layer);

@@ -11,6 +11,7 @@
 #include "server/convert.h"
 #include "server/limits.h"
 #include "server/metrics.h"
+#include "server/request_codec.h"
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include "server/ingest_wire.pb.h"
@@ -102,37 +103,32 @@ constexpr char kApiKeyHeader[] = "x-api-key";
 
 enum class Access { kTenant, kAdmin };
 
-// Ingest and IngestStream are raw methods: their requests are parsed with the
-// bytes-typed mirror in ingest_wire.proto so invalid UTF-8 reaches validation.
+// Every method is raw: its request bytes are decoded at one place
+// (server/request_codec.h), so whatever a caller sends to whichever RPC, a
+// request that does not decode is answered INVALID_ARGUMENT naming it (not
+// gRPC's UNIMPLEMENTED). Ingest's request is parsed with the bytes-typed
+// mirror in ingest_wire.proto so invalid UTF-8 reaches validation.
 using S = v1::SpeakerMem;
-using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_IngestStream<
-    S::WithCallbackMethod_GetMessages<S::WithCallbackMethod_GetRoster<
-        S::WithCallbackMethod_ListChannels<S::WithCallbackMethod_Query<
-            S::WithCallbackMethod_Flush<S::WithCallbackMethod_ListRecords<
-                S::WithCallbackMethod_GetRecord<S::WithCallbackMethod_ListParked<
-                    S::WithCallbackMethod_CorrectRecord<S::WithCallbackMethod_Rederive<
-                        S::WithCallbackMethod_Retrieve<
-                            S::WithCallbackMethod_ScoreWriterActions<
-                                S::WithCallbackMethod_ListTransitions<
-                                    S::WithCallbackMethod_DeleteMessages<
-                                        S::WithCallbackMethod_EditMessage<
-                                            S::WithCallbackMethod_ForgetSpeaker<
-                                                S::WithCallbackMethod_DeleteChannel<
-                                                    S::WithCallbackMethod_ExportChannel<
-                                                        S::WithCallbackMethod_ImportChannel<
-                                                            S::WithCallbackMethod_Backup<
-                                                                S::Service>>>>>>>>>>>>>>>>>>>>>>;
+using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_IngestStream<S::WithRawCallbackMethod_GetMessages<S::WithRawCallbackMethod_GetRoster<S::WithRawCallbackMethod_ListChannels<S::WithRawCallbackMethod_Query<S::WithRawCallbackMethod_Flush<S::WithRawCallbackMethod_ListRecords<S::WithRawCallbackMethod_GetRecord<S::WithRawCallbackMethod_ListParked<S::WithRawCallbackMethod_CorrectRecord<S::WithRawCallbackMethod_Rederive<S::WithRawCallbackMethod_Retrieve<S::WithRawCallbackMethod_ScoreWriterActions<S::WithRawCallbackMethod_ListTransitions<S::WithRawCallbackMethod_DeleteMessages<S::WithRawCallbackMethod_EditMessage<S::WithRawCallbackMethod_ForgetSpeaker<S::WithRawCallbackMethod_DeleteChannel<S::WithRawCallbackMethod_ExportChannel<S::WithRawCallbackMethod_ImportChannel<S::WithRawCallbackMethod_Backup<S::Service>>>>>>>>>>>>>>>>>>>>>>;
 
-bool ParseRaw(const grpc::ByteBuffer& buffer, google::protobuf::Message* out) {
-  grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
-  grpc::ProtoBufferReader reader(&copy);
-  return out->ParseFromZeroCopyStream(&reader);
-}
+// The response of the unary call running on this thread, encoded by Unary
+// just before the call finishes (the handlers run inline).
+struct PendingResponse {
+  const google::protobuf::Message* response;
+  grpc::ByteBuffer* out;
+};
+thread_local const PendingResponse* pending_response = nullptr;
 
-bool SerializeRaw(const google::protobuf::Message& msg, grpc::ByteBuffer* out) {
-  bool own = false;
-  return grpc::SerializationTraits<google::protobuf::Message>::Serialize(msg, out, &own).ok();
-}
+// A raw unary method that decodes its request, runs the typed handler of the
+// same name and encodes its response.
+#define SM_DECODED_UNARY(Method, Req, Resp)                                               \
+  ServerUnaryReactor* Method(CallbackServerContext* ctx, const grpc::ByteBuffer* raw,      \
+                             grpc::ByteBuffer* raw_resp) override {                        \
+    return Decoded<Req, Resp>(#Method, ctx, *raw, raw_resp,                                \
+                              [this](CallbackServerContext* c, const Req* q, Resp* r) {    \
+                                return Method(c, q, r);                                    \
+                              });                                                          \
+  }
 
 class Service final : public ServiceBase {
  public:
@@ -171,28 +167,45 @@ class Service final : public ServiceBase {
   ServerUnaryReactor* Ingest(CallbackServerContext* ctx, const grpc::ByteBuffer* raw,
                              grpc::ByteBuffer* raw_resp) override {
     wire::IngestRequest req;
-    const bool parsed = ParseRaw(*raw, &req);
+    const absl::Status decoded = DecodeRequest(*raw, &req);
     return Unary("Ingest", ctx, req.channel(), [&]() -> absl::Status {
-      if (!parsed) return absl::InvalidArgumentError("request: not a valid IngestRequest");
+      if (!decoded.ok()) return decoded;
       absl::StatusOr<storage::AppendResult> r =
           IngestBatch(TenantOf(ctx), req.channel(), req.messages());
       if (!r.ok()) return r.status();
       v1::IngestResponse resp;
       ToProto(*r, req.channel(), &resp);
-      if (!SerializeRaw(resp, raw_resp)) return absl::InternalError("cannot encode response");
-      return absl::OkStatus();
+      return EncodeResponse(resp, raw_resp);
     });
   }
 
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestStream(
       CallbackServerContext* ctx) override;
-  grpc::ServerWriteReactor<v1::ChannelItem>* ExportChannel(
-      CallbackServerContext* ctx, const v1::ExportChannelRequest* req) override;
-  grpc::ServerReadReactor<v1::ChannelItem>* ImportChannel(
-      CallbackServerContext* ctx, v1::ImportChannelResponse* resp) override;
+  SM_DECODED_UNARY(Backup, v1::BackupRequest, v1::BackupResponse)
+  SM_DECODED_UNARY(GetMessages, v1::GetMessagesRequest, v1::GetMessagesResponse)
+  SM_DECODED_UNARY(GetRoster, v1::GetRosterRequest, v1::GetRosterResponse)
+  SM_DECODED_UNARY(ListChannels, v1::ListChannelsRequest, v1::ListChannelsResponse)
+  SM_DECODED_UNARY(Query, v1::QueryRequest, v1::QueryResponse)
+  SM_DECODED_UNARY(Retrieve, v1::QueryRequest, v1::QueryResponse)
+  SM_DECODED_UNARY(Flush, v1::FlushRequest, v1::FlushResponse)
+  SM_DECODED_UNARY(ListRecords, v1::ListRecordsRequest, v1::ListRecordsResponse)
+  SM_DECODED_UNARY(GetRecord, v1::GetRecordRequest, v1::GetRecordResponse)
+  SM_DECODED_UNARY(ListParked, v1::ListParkedRequest, v1::ListParkedResponse)
+  SM_DECODED_UNARY(CorrectRecord, v1::CorrectRecordRequest, v1::CorrectRecordResponse)
+  SM_DECODED_UNARY(Rederive, v1::RederiveRequest, v1::RederiveResponse)
+  SM_DECODED_UNARY(ScoreWriterActions, v1::ScoreWriterActionsRequest, v1::ScoreWriterActionsResponse)
+  SM_DECODED_UNARY(ListTransitions, v1::ListTransitionsRequest, v1::ListTransitionsResponse)
+  SM_DECODED_UNARY(DeleteMessages, v1::DeleteMessagesRequest, v1::DeleteMessagesResponse)
+  SM_DECODED_UNARY(EditMessage, v1::EditMessageRequest, v1::EditMessageResponse)
+  SM_DECODED_UNARY(ForgetSpeaker, v1::ForgetSpeakerRequest, v1::ForgetSpeakerResponse)
+  SM_DECODED_UNARY(DeleteChannel, v1::DeleteChannelRequest, v1::DeleteChannelResponse)
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportChannel(CallbackServerContext* ctx,
+                                                             const grpc::ByteBuffer* req) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* ImportChannel(CallbackServerContext* ctx,
+                                                           grpc::ByteBuffer* resp) override;
 
   ServerUnaryReactor* Backup(CallbackServerContext* ctx, const v1::BackupRequest* req,
-                             v1::BackupResponse* resp) override {
+                             v1::BackupResponse* resp) {
     return Unary("Backup", ctx, "", [&]() -> absl::Status {
       auto r = memory_->Backup(req->name());
       if (!r.ok()) return r.status();
@@ -208,7 +221,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* GetMessages(CallbackServerContext* ctx,
                                   const v1::GetMessagesRequest* req,
-                                  v1::GetMessagesResponse* resp) override {
+                                  v1::GetMessagesResponse* resp) {
     return Unary("GetMessages", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       engine::GetMessagesParams p;
@@ -228,7 +241,7 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* GetRoster(CallbackServerContext* ctx, const v1::GetRosterRequest* req,
-                                v1::GetRosterResponse* resp) override {
+                                v1::GetRosterResponse* resp) {
     return Unary("GetRoster", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<std::vector<storage::RosterEntry>> roster =
@@ -241,7 +254,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* ListChannels(CallbackServerContext* ctx,
                                    const v1::ListChannelsRequest* req,
-                                   v1::ListChannelsResponse* resp) override {
+                                   v1::ListChannelsResponse* resp) {
     return Unary("ListChannels", ctx, "", [&]() -> absl::Status {
       std::string next;
       absl::StatusOr<std::vector<storage::ChannelInfo>> channels = memory_->ListChannels(
@@ -254,19 +267,19 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* Query(CallbackServerContext* ctx, const v1::QueryRequest* req,
-                            v1::QueryResponse* resp) override {
+                            v1::QueryResponse* resp) {
     return Unary("Query", ctx, req->channel(),
                  [&]() -> absl::Status { return RunQuery(ctx, *req, true, resp); });
   }
 
   ServerUnaryReactor* Retrieve(CallbackServerContext* ctx, const v1::QueryRequest* req,
-                               v1::QueryResponse* resp) override {
+                               v1::QueryResponse* resp) {
     return Unary("Retrieve", ctx, req->channel(),
                  [&]() -> absl::Status { return RunQuery(ctx, *req, false, resp); });
   }
 
   ServerUnaryReactor* Flush(CallbackServerContext* ctx, const v1::FlushRequest* req,
-                            v1::FlushResponse* resp) override {
+                            v1::FlushResponse* resp) {
     return Unary("Flush", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       uint64_t newest = 0;
@@ -282,9 +295,8 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* ListRecords(CallbackServerContext* ctx, const v1::ListRecordsRequest* req,
-                                  v1::ListRecordsResponse* resp) override {
+                                  v1::ListRecordsResponse* resp) {
     return Unary("ListRecords", ctx, req->channel(), [&]() -> absl::Status {
-      if (absl::Status s = CheckEnumFields(*req); !s.ok()) return s;
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->layer() == v1::EPISODIC) {
         return absl::InvalidArgumentError("layer: EPISODIC is System 1; use GetMessages");
@@ -305,7 +317,7 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* GetRecord(CallbackServerContext* ctx, const v1::GetRecordRequest* req,
-                                v1::GetRecordResponse* resp) override {
+                                v1::GetRecordResponse* resp) {
     return Unary("GetRecord", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<engine::RecordWithChain> r =
@@ -321,7 +333,7 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* ListParked(CallbackServerContext* ctx, const v1::ListParkedRequest* req,
-                                 v1::ListParkedResponse* resp) override {
+                                 v1::ListParkedResponse* resp) {
     return Unary("ListParked", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<std::vector<storage::ParkedSegment>> parked =
@@ -334,7 +346,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* CorrectRecord(CallbackServerContext* ctx,
                                     const v1::CorrectRecordRequest* req,
-                                    v1::CorrectRecordResponse* resp) override {
+                                    v1::CorrectRecordResponse* resp) {
     return Unary("CorrectRecord", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<storage::Record> r = memory_->CorrectRecord(
@@ -346,7 +358,7 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* Rederive(CallbackServerContext* ctx, const v1::RederiveRequest* req,
-                               v1::RederiveResponse* resp) override {
+                               v1::RederiveResponse* resp) {
     return Unary("Rederive", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 600000 : req->timeout_ms());
@@ -361,7 +373,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* ScoreWriterActions(CallbackServerContext* ctx,
                                          const v1::ScoreWriterActionsRequest* req,
-                                         v1::ScoreWriterActionsResponse* resp) override {
+                                         v1::ScoreWriterActionsResponse* resp) {
     return Unary("ScoreWriterActions", ctx, "", [&]() -> absl::Status {
       const auto& limits = memory_->options().limits;
       if (req->segment_size() == 0) return absl::InvalidArgumentError("segment: must not be empty");
@@ -400,7 +412,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* ListTransitions(CallbackServerContext* ctx,
                                       const v1::ListTransitionsRequest* req,
-                                      v1::ListTransitionsResponse* resp) override {
+                                      v1::ListTransitionsResponse* resp) {
     return Unary("ListTransitions", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<engine::Memory::TransitionPage> page = memory_->ListTransitions(
@@ -425,7 +437,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* DeleteMessages(CallbackServerContext* ctx,
                                      const v1::DeleteMessagesRequest* req,
-                                     v1::DeleteMessagesResponse* resp) override {
+                                     v1::DeleteMessagesResponse* resp) {
     return Unary("DeleteMessages", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->message_ids_size() == 0) return absl::InvalidArgumentError("message_ids: empty");
@@ -442,7 +454,7 @@ class Service final : public ServiceBase {
   }
 
   ServerUnaryReactor* EditMessage(CallbackServerContext* ctx, const v1::EditMessageRequest* req,
-                                  v1::EditMessageResponse* resp) override {
+                                  v1::EditMessageResponse* resp) {
     return Unary("EditMessage", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->message_id().empty()) return absl::InvalidArgumentError("message_id: empty");
@@ -455,7 +467,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* ForgetSpeaker(CallbackServerContext* ctx,
                                     const v1::ForgetSpeakerRequest* req,
-                                    v1::ForgetSpeakerResponse* resp) override {
+                                    v1::ForgetSpeakerResponse* resp) {
     return Unary("ForgetSpeaker", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       auto r = memory_->ForgetSpeaker(ChannelOf(ctx, req->channel()), req->speaker());
@@ -468,7 +480,7 @@ class Service final : public ServiceBase {
 
   ServerUnaryReactor* DeleteChannel(CallbackServerContext* ctx,
                                     const v1::DeleteChannelRequest* req,
-                                    v1::DeleteChannelResponse* resp) override {
+                                    v1::DeleteChannelResponse* resp) {
     return Unary("DeleteChannel", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<storage::ChannelInfo> before =
@@ -486,7 +498,6 @@ class Service final : public ServiceBase {
   // Shared by Query and Retrieve: defaults, caps, mode.
   absl::Status RunQuery(CallbackServerContext* ctx, const v1::QueryRequest& req, bool answer,
                         v1::QueryResponse* resp) {
-    if (absl::Status s = CheckEnumFields(req); !s.ok()) return s;
     if (absl::Status s = CheckChannel(req.channel()); !s.ok()) return s;
     engine::QueryParams p;
     p.channel = ChannelOf(ctx, req.channel());
@@ -599,6 +610,24 @@ class Service final : public ServiceBase {
   ServerMetrics* metrics() { return metrics_; }
 
  private:
+  // Decodes `raw` as Req (INVALID_ARGUMENT when it does not decode), runs
+  // `typed` on it; its response is encoded by Unary before the call ends.
+  template <class Req, class Resp, class Typed>
+  ServerUnaryReactor* Decoded(const char* method, CallbackServerContext* ctx,
+                              const grpc::ByteBuffer& raw, grpc::ByteBuffer* raw_resp,
+                              Typed typed) {
+    Req req;
+    if (absl::Status s = DecodeRequest(raw, &req); !s.ok()) {
+      return Unary(method, ctx, "", [&] { return s; });
+    }
+    Resp resp;
+    const PendingResponse pending{&resp, raw_resp};
+    pending_response = &pending;
+    ServerUnaryReactor* reactor = typed(ctx, &req, &resp);
+    pending_response = nullptr;
+    return reactor;
+  }
+
   template <typename Fn>
   ServerUnaryReactor* Unary(const char* method, CallbackServerContext* ctx,
                             const std::string& channel, Fn&& fn,
@@ -612,6 +641,9 @@ class Service final : public ServiceBase {
       current_principal = &*who;
       s = fn();
       current_principal = nullptr;
+    }
+    if (s.ok() && pending_response != nullptr) {
+      s = EncodeResponse(*pending_response->response, pending_response->out);
     }
     ServerUnaryReactor* reactor = ctx->DefaultReactor();
     reactor->Finish(scope.Done(s));
@@ -652,10 +684,9 @@ class IngestStreamReactor final
       Finish(scope_.Done(absl::OkStatus()));
       return;
     }
-    chunk_.Clear();
-    if (!ParseRaw(in_, &chunk_)) {
-      Finish(scope_.Done(absl::InvalidArgumentError(
-          absl::StrCat("chunk ", chunk_index_, ": not a valid IngestChunk"))));
+    if (absl::Status s = DecodeRequest(in_, &chunk_, absl::StrCat("chunk ", chunk_index_));
+        !s.ok()) {
+      Finish(scope_.Done(s));
       return;
     }
     if (!chunk_.channel().empty()) {
@@ -685,8 +716,8 @@ class IngestStreamReactor final
     }
     ++chunk_index_;
     out_.Clear();
-    if (!SerializeRaw(ack_, &out_)) {
-      Finish(scope_.Done(absl::InternalError("cannot encode acknowledgement")));
+    if (absl::Status s = EncodeResponse(ack_, &out_); !s.ok()) {
+      Finish(scope_.Done(s));
       return;
     }
     StartWrite(&out_);
@@ -716,12 +747,14 @@ class IngestStreamReactor final
 };
 
 // Header, then pages of messages, then the records; one write in flight.
-class ExportReactor final : public grpc::ServerWriteReactor<v1::ChannelItem> {
+class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  ExportReactor(Service* service, CallbackServerContext* ctx, const v1::ExportChannelRequest& req)
+  ExportReactor(Service* service, CallbackServerContext* ctx, const grpc::ByteBuffer& raw)
       : service_(service), scope_("ExportChannel", ctx, service->metrics()) {
+    v1::ExportChannelRequest req;
+    absl::Status s = DecodeRequest(raw, &req);
     scope_.set_channel(req.channel());
-    absl::Status s = Start(ctx, req);
+    if (s.ok()) s = Start(ctx, req);
     if (!s.ok()) {
       Finish(scope_.Done(s));
       return;
@@ -767,10 +800,19 @@ class ExportReactor final : public grpc::ServerWriteReactor<v1::ChannelItem> {
     return absl::OkStatus();
   }
 
+  // Writes item_ (encoded into out_).
+  void Write() {
+    if (absl::Status s = EncodeResponse(item_, &out_); !s.ok()) {
+      Finish(scope_.Done(s));
+      return;
+    }
+    StartWrite(&out_);
+  }
+
   void Next() {
     if (header_pending_) {
       header_pending_ = false;
-      StartWrite(&item_);
+      Write();
       return;
     }
     item_.Clear();
@@ -794,14 +836,14 @@ class ExportReactor final : public grpc::ServerWriteReactor<v1::ChannelItem> {
       }
       if (page_pos_ < page_.size()) {
         ToProto(page_[page_pos_++], channel_.channel, item_.mutable_message());
-        StartWrite(&item_);
+        Write();
         return;
       }
       messages_done_ = true;
     }
     if (record_pos_ < records_.size()) {
       ToProto(records_[record_pos_++], channel_.channel, item_.mutable_record());
-      StartWrite(&item_);
+      Write();
       return;
     }
     Finish(scope_.Done(absl::OkStatus()));
@@ -811,6 +853,7 @@ class ExportReactor final : public grpc::ServerWriteReactor<v1::ChannelItem> {
   RpcScope scope_;
   storage::ChannelRef channel_;
   v1::ChannelItem item_;
+  grpc::ByteBuffer out_;
   bool header_pending_ = false;
   bool messages_done_ = false;
   uint64_t after_ = 0;
@@ -821,10 +864,11 @@ class ExportReactor final : public grpc::ServerWriteReactor<v1::ChannelItem> {
 };
 
 // Reads the whole export (bounded), then imports it in one engine call.
-class ImportReactor final : public grpc::ServerReadReactor<v1::ChannelItem> {
+class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  ImportReactor(Service* service, CallbackServerContext* ctx, v1::ImportChannelResponse* resp)
-      : service_(service), ctx_(ctx), resp_(resp), scope_("ImportChannel", ctx, service->metrics()) {
+  ImportReactor(Service* service, CallbackServerContext* ctx, grpc::ByteBuffer* raw_resp)
+      : service_(service), ctx_(ctx), raw_resp_(raw_resp),
+        scope_("ImportChannel", ctx, service->metrics()) {
     absl::StatusOr<Principal> who = service_->Authenticate(ctx, Access::kTenant);
     absl::Status s = who.ok() ? service_->CheckReady() : who.status();
     if (!s.ok()) {
@@ -832,20 +876,24 @@ class ImportReactor final : public grpc::ServerReadReactor<v1::ChannelItem> {
       return;
     }
     tenant_ = who->tenant;
-    StartRead(&item_);
+    StartRead(&in_);
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client finished sending
-      Finish(scope_.Done(Import()));
+      absl::Status s = Import();
+      if (s.ok()) s = EncodeResponse(resp_, raw_resp_);
+      Finish(scope_.Done(s));
       return;
     }
-    absl::Status s = Take();
+    // Items are numbered from 0 in the order sent.
+    absl::Status s = DecodeRequest(in_, &item_, absl::StrCat("item ", items_));
+    if (s.ok()) s = Take();
     if (!s.ok()) {
       Finish(scope_.Done(s));
       return;
     }
-    StartRead(&item_);
+    StartRead(&in_);
   }
   void OnDone() override { delete this; }
 
@@ -894,16 +942,18 @@ class ImportReactor final : public grpc::ServerReadReactor<v1::ChannelItem> {
                                                header_.writer_cursor_seq());
     if (!r.ok()) return r.status();
     service_->limiter()->Stored(tenant_, static_cast<int64_t>(r->first));
-    resp_->set_messages(r->first);
-    resp_->set_records(r->second);
+    resp_.set_messages(r->first);
+    resp_.set_records(r->second);
     return absl::OkStatus();
   }
 
   Service* const service_;
   CallbackServerContext* const ctx_;
-  v1::ImportChannelResponse* const resp_;
+  grpc::ByteBuffer* const raw_resp_;
+  v1::ImportChannelResponse resp_;
   RpcScope scope_;
   std::string tenant_;
+  grpc::ByteBuffer in_;
   v1::ChannelItem item_;
   size_t items_ = 0;
   bool has_header_ = false;
@@ -912,13 +962,13 @@ class ImportReactor final : public grpc::ServerReadReactor<v1::ChannelItem> {
   std::vector<storage::Record> records_;
 };
 
-grpc::ServerWriteReactor<v1::ChannelItem>* Service::ExportChannel(
-    CallbackServerContext* ctx, const v1::ExportChannelRequest* req) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* Service::ExportChannel(CallbackServerContext* ctx,
+                                                                    const grpc::ByteBuffer* req) {
   return new ExportReactor(this, ctx, *req);
 }
 
-grpc::ServerReadReactor<v1::ChannelItem>* Service::ImportChannel(
-    CallbackServerContext* ctx, v1::ImportChannelResponse* resp) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* Service::ImportChannel(CallbackServerContext* ctx,
+                                                                  grpc::ByteBuffer* resp) {
   return new ImportReactor(this, ctx, resp);
 }
 
@@ -933,6 +983,7 @@ std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
                                                     ServerMetrics* metrics,
                                                     const std::atomic<bool>* ready,
                                                     KeyStore* keys, Limiter* limiter) {
+  RouteProtobufLogs();
   return std::make_unique<Service>(memory, metrics, ready, keys, limiter);
 }
 

@@ -1,0 +1,101 @@
+#include "server/request_codec.h"
+
+#include <google/protobuf/message.h>
+#include <google/protobuf/stubs/logging.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/proto_buffer_writer.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace speakermem::server {
+namespace {
+
+absl::Status CheckEnums(const google::protobuf::Message& m, const std::string& prefix) {
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const auto* f : fields) {
+    const std::string name = prefix.empty() ? f->name() : absl::StrCat(prefix, ".", f->name());
+    if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_ENUM) {
+      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+      for (int i = 0; i < n; ++i) {
+        int v = f->is_repeated() ? r->GetRepeatedEnumValue(m, f, i) : r->GetEnumValue(m, f);
+        if (f->enum_type()->FindValueByNumber(v) == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              name, f->is_repeated() ? absl::StrCat("[", i, "]") : "", ": ", v, " is not a ",
+              f->enum_type()->name(), " value"));
+        }
+      }
+    } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+      for (int i = 0; i < n; ++i) {
+        const auto& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+        std::string at = f->is_repeated() ? absl::StrCat(name, "[", i, "]") : name;
+        if (absl::Status s = CheckEnums(sub, at); !s.ok()) return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parsed(bool ok, const google::protobuf::Message& out, absl::string_view what) {
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not a valid ", out.GetDescriptor()->name(),
+                     " (malformed protobuf, or a string field that is not UTF-8)"));
+  }
+  return CheckEnums(out, "");
+}
+
+void ProtobufLogLine(google::protobuf::LogLevel level, const char* file, int line,
+                     const std::string& message) {
+  const LogLevel ours = level >= google::protobuf::LOGLEVEL_ERROR     ? LogLevel::kWarn
+                        : level == google::protobuf::LOGLEVEL_WARNING ? LogLevel::kInfo
+                                                                      : LogLevel::kDebug;
+  // libprotobuf reports what it refused while parsing (invalid UTF-8, a
+  // message over its size limit); the request is answered INVALID_ARGUMENT.
+  LogLine(ours, "libprotobuf").Str("detail", message).Str("at", absl::StrCat(file, ":", line));
+}
+
+}  // namespace
+
+absl::Status DecodeRequest(absl::string_view bytes, google::protobuf::Message* out,
+                           absl::string_view what) {
+  out->Clear();
+  const bool ok = bytes.size() <= static_cast<size_t>(INT32_MAX) &&
+                  out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  return Parsed(ok, *out, what);
+}
+
+absl::Status DecodeRequest(const grpc::ByteBuffer& buffer, google::protobuf::Message* out,
+                           absl::string_view what) {
+  out->Clear();
+  grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
+  grpc::ProtoBufferReader reader(&copy);
+  return Parsed(out->ParseFromZeroCopyStream(&reader), *out, what);
+}
+
+absl::Status EncodeResponse(const google::protobuf::Message& msg, grpc::ByteBuffer* out) {
+  out->Clear();  // the serializer needs an empty buffer
+  bool own = false;
+  if (!grpc::SerializationTraits<google::protobuf::Message>::Serialize(msg, out, &own).ok()) {
+    return absl::InternalError(absl::StrCat("cannot encode ", msg.GetDescriptor()->name()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEnumFields(const google::protobuf::Message& m) { return CheckEnums(m, ""); }
+
+void RouteProtobufLogs() {
+  static std::once_flag once;
+  std::call_once(once, [] { google::protobuf::SetLogHandler(&ProtobufLogLine); });
+}
+
+}  // namespace speakermem::server
