@@ -51,7 +51,9 @@ ServerMetrics::ServerMetrics(prometheus::Registry* r)
                       .Add({})),
       rejected_batches_(prometheus::BuildCounter()
                             .Name("speakermem_ingest_rejected_batches_total")
-                            .Help("Ingest batches or chunks rejected as a whole.")
+                            .Help("Ingest batches or chunks rejected as a whole: "
+                                  "undecodable, over a limit or rate, invalid, or a stream "
+                                  "switching channel.")
                             .Register(*r)
                             .Add({})),
       ready_(prometheus::BuildGauge()

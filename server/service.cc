@@ -169,7 +169,10 @@ class Service final : public ServiceBase {
     wire::IngestRequest req;
     const absl::Status decoded = DecodeRequest(*raw, &req);
     return Unary("Ingest", ctx, req.channel(), [&]() -> absl::Status {
-      if (!decoded.ok()) return decoded;
+      if (!decoded.ok()) {
+        metrics_->CountIngestRejected(1);
+        return decoded;
+      }
       absl::StatusOr<storage::AppendResult> r =
           IngestBatch(TenantOf(ctx), req.channel(), req.messages());
       if (!r.ok()) return r.status();
@@ -590,7 +593,10 @@ class Service final : public ServiceBase {
       msgs.push_back(FromWire(m));
       chans.push_back(m.channel());
     }
-    if (absl::Status s = limiter_->AdmitIngest(tenant, msgs.size()); !s.ok()) return s;
+    if (absl::Status s = limiter_->AdmitIngest(tenant, msgs.size()); !s.ok()) {
+      metrics_->CountIngestRejected(1);
+      return s;
+    }
     absl::StatusOr<storage::AppendResult> r =
         memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs));
     if (r.ok()) limiter_->Stored(tenant, static_cast<int64_t>(r->stored));
@@ -686,6 +692,7 @@ class IngestStreamReactor final
     }
     if (absl::Status s = DecodeRequest(in_, &chunk_, absl::StrCat("chunk ", chunk_index_));
         !s.ok()) {
+      service_->metrics()->CountIngestRejected(1);
       Finish(scope_.Done(s));
       return;
     }
@@ -694,6 +701,7 @@ class IngestStreamReactor final
         channel_ = chunk_.channel();
         scope_.set_channel(channel_);
       } else if (chunk_.channel() != channel_) {
+        service_->metrics()->CountIngestRejected(1);
         Finish(scope_.Done(absl::InvalidArgumentError(absl::StrCat(
             "chunk ", chunk_index_, ": channel '", chunk_.channel(),
             "' differs from the stream's channel '", channel_, "'"))));

@@ -79,8 +79,12 @@ absl::Status ValidateOne(const std::string& p, const Message& m,
   if (m.text.find('\0') != std::string::npos) {
     return Bad(p, "text", "must not contain NUL characters");
   }
-  if (m.timestamp_ms <= 0) {
+  if (m.timestamp_ms == 0) {
     return Bad(p, "timestamp_ms", "is missing (must be milliseconds since the epoch, > 0)");
+  }
+  if (m.timestamp_ms < 0) {
+    return Bad(p, "timestamp_ms",
+               absl::StrCat("is ", m.timestamp_ms, ", before the epoch (must be > 0)"));
   }
   if (m.timestamp_ms > kMaxTimestampMs) {
     return Bad(p, "timestamp_ms", "is out of range (after year 9999)");
@@ -131,6 +135,12 @@ absl::Status ValidateMessages(absl::string_view channel,
     const std::string prefix = absl::StrCat("messages[", i, "].");
     if (i < message_channels.size() && !message_channels[i].empty() &&
         message_channels[i] != channel) {
+      // Checked as a name first: an error message never quotes bytes that
+      // are not UTF-8 (they would make the reply itself undecodable).
+      if (absl::Status s = CheckName(prefix, "channel", message_channels[i], limits, false);
+          !s.ok()) {
+        return s;
+      }
       return Bad(prefix, "channel",
                  absl::StrCat("'", message_channels[i],
                               "' differs from the request's channel '", channel, "'"));

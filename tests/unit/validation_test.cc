@@ -51,7 +51,8 @@ TEST_CASE("each bad field is named with its message index", "[validation]") {
   ExpectBad(CheckSecondBad([](Message& m) { m.text = std::string(32 * 1024 + 1, 'a'); }),
             "messages[1].text:");
   ExpectBad(CheckSecondBad([](Message& m) { m.timestamp_ms = 0; }), "messages[1].timestamp_ms:");
-  ExpectBad(CheckSecondBad([](Message& m) { m.timestamp_ms = -5; }), "messages[1].timestamp_ms:");
+  ExpectBad(CheckSecondBad([](Message& m) { m.timestamp_ms = -5; }),
+            "messages[1].timestamp_ms: is -5, before the epoch");
   ExpectBad(CheckSecondBad([](Message& m) { m.timestamp_ms = kMaxTimestampMs + 1; }),
             "messages[1].timestamp_ms:");
   ExpectBad(CheckSecondBad([](Message& m) { m.turn = -1; }), "messages[1].turn:");
