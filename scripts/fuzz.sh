@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang and runs each for SECONDS
 # (default 600), merging new coverage into fuzz/corpus/<target>/.
-#   scripts/fuzz.sh [SECONDS]
+#   scripts/fuzz.sh [SECONDS]         (FUZZ_TARGETS="requests" picks targets)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-600}"
@@ -10,9 +10,10 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DSPEAKERMEM_FUZZ=ON \
   -DSPEAKERMEM_BUILD_TESTS=OFF -DSPEAKERMEM_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j 2 --target writer_output_fuzzer ingest_validation_fuzzer
+targets="${FUZZ_TARGETS:-writer_output ingest_validation requests}"
+cmake --build build-fuzz -j 2 --target $(for t in $targets; do printf '%s_fuzzer ' "$t"; done)
 mkdir -p build-fuzz/findings
-for t in writer_output ingest_validation; do
+for t in $targets; do
   work="build-fuzz/corpus-$t"
   rm -rf "$work" && mkdir -p "$work"
   echo "fuzz: $t for ${SECONDS_PER_TARGET}s" >&2

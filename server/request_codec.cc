@@ -1,5 +1,6 @@
 #include "server/request_codec.h"
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <google/protobuf/stubs/logging.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
@@ -45,17 +46,35 @@ absl::Status CheckEnums(const google::protobuf::Message& m, const std::string& p
   return absl::OkStatus();
 }
 
-absl::Status Parsed(bool ok, const google::protobuf::Message& out, absl::string_view what) {
+// While a request is parsed on this thread: what libprotobuf said about it
+// (it names a string field that is not UTF-8), for the refusal.
+thread_local std::string* parse_complaint = nullptr;
+
+absl::Status Parsed(bool ok, const google::protobuf::Message& out, absl::string_view what,
+                    const std::string& complaint) {
   if (!ok) {
+    // "String field 'speakermem.v1.DialogueMessage.text' contains invalid UTF-8 ..."
+    std::string why = "malformed protobuf, or a string field that is not UTF-8";
+    const size_t open = complaint.find("String field '");
+    const size_t close = open == std::string::npos ? open : complaint.find('\'', open + 14);
+    if (close != std::string::npos) {
+      std::string field = complaint.substr(open + 14, close - open - 14);
+      const std::string package = absl::StrCat(out.GetDescriptor()->file()->package(), ".");
+      if (field.rfind(package, 0) == 0) field = field.substr(package.size());
+      why = absl::StrCat("string field ", field, " is not valid UTF-8");
+    }
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": not a valid ", out.GetDescriptor()->name(),
-                     " (malformed protobuf, or a string field that is not UTF-8)"));
+        absl::StrCat(what, ": not a valid ", out.GetDescriptor()->name(), " (", why, ")"));
   }
   return CheckEnums(out, "");
 }
 
 void ProtobufLogLine(google::protobuf::LogLevel level, const char* file, int line,
                      const std::string& message) {
+  if (parse_complaint != nullptr && level < google::protobuf::LOGLEVEL_FATAL) {
+    *parse_complaint = message;  // reported in the refusal, not logged
+    return;
+  }
   const LogLevel ours = level >= google::protobuf::LOGLEVEL_ERROR     ? LogLevel::kWarn
                         : level == google::protobuf::LOGLEVEL_WARNING ? LogLevel::kInfo
                                                                       : LogLevel::kDebug;
@@ -68,18 +87,27 @@ void ProtobufLogLine(google::protobuf::LogLevel level, const char* file, int lin
 
 absl::Status DecodeRequest(absl::string_view bytes, google::protobuf::Message* out,
                            absl::string_view what) {
+  RouteProtobufLogs();
   out->Clear();
+  std::string complaint;
+  parse_complaint = &complaint;
   const bool ok = bytes.size() <= static_cast<size_t>(INT32_MAX) &&
                   out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-  return Parsed(ok, *out, what);
+  parse_complaint = nullptr;
+  return Parsed(ok, *out, what, complaint);
 }
 
 absl::Status DecodeRequest(const grpc::ByteBuffer& buffer, google::protobuf::Message* out,
                            absl::string_view what) {
+  RouteProtobufLogs();
   out->Clear();
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes
   grpc::ProtoBufferReader reader(&copy);
-  return Parsed(out->ParseFromZeroCopyStream(&reader), *out, what);
+  std::string complaint;
+  parse_complaint = &complaint;
+  const bool ok = out->ParseFromZeroCopyStream(&reader);
+  parse_complaint = nullptr;
+  return Parsed(ok, *out, what, complaint);
 }
 
 absl::Status EncodeResponse(const google::protobuf::Message& msg, grpc::ByteBuffer* out) {

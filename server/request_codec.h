@@ -21,8 +21,9 @@ class Message;
 namespace speakermem::server {
 
 // Parses `bytes` as `out`'s type, then CheckEnumFields. INVALID_ARGUMENT
-// "<what>: not a valid <Type> (...)" when they do not parse; `what` names
-// the request ("request", "chunk 3", "item 12").
+// "<what>: not a valid <Type> (...)" when they do not parse, naming the
+// string field when one is not UTF-8; `what` names the request ("request",
+// "chunk 3", "item 12").
 absl::Status DecodeRequest(absl::string_view bytes, google::protobuf::Message* out,
                            absl::string_view what = "request");
 absl::Status DecodeRequest(const grpc::ByteBuffer& buffer, google::protobuf::Message* out,
