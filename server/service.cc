@@ -38,7 +38,7 @@ std::string NewRequestId() {
 class RpcScope {
  public:
   RpcScope(const char* method, CallbackServerContext* ctx, ServerMetrics* metrics)
-      : method_(method), metrics_(metrics), start_(std::chrono::steady_clock::now()) {
+      : method_(method), ctx_(ctx), metrics_(metrics), start_(std::chrono::steady_clock::now()) {
     auto it = ctx->client_metadata().find(kRequestIdHeader);
     if (it != ctx->client_metadata().end() && !it->second.empty() &&
         it->second.size() <= 64) {
@@ -54,7 +54,15 @@ class RpcScope {
 
   void set_channel(const std::string& channel) { channel_ = channel; }
 
-  grpc::Status Done(const absl::Status& status) {
+  grpc::Status Done(absl::Status status) {
+    // A call the caller gave up on (its deadline passed, it cancelled, it
+    // went away) is logged and counted as that, not as what the handler
+    // returned to nobody.
+    if (status.ok() && ctx_->IsCancelled()) {
+      status = ctx_->deadline() <= std::chrono::system_clock::now()
+                   ? absl::DeadlineExceededError("the caller's deadline passed")
+                   : absl::CancelledError("the caller cancelled or went away");
+    }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
                       .count();
     grpc::Status g = ToGrpc(status);
@@ -74,6 +82,7 @@ class RpcScope {
 
  private:
   const std::string method_;
+  CallbackServerContext* const ctx_;
   ServerMetrics* const metrics_;
   const std::chrono::steady_clock::time_point start_;
   std::string request_id_;

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -28,12 +29,19 @@ using testing::TestServer;
 // as a generic stream (the wire form of every call type); its status.
 class OneMessageCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  OneMessageCall(grpc::GenericStub* stub, const std::string& method, const std::string& bytes) {
+  // `last`: the message is the last one (the call half-closes with it);
+  // otherwise the call stays open until Cancel.
+  OneMessageCall(grpc::GenericStub* stub, const std::string& method, const std::string& bytes,
+                 bool last = true) {
     grpc::Slice slice(bytes);
     request_ = grpc::ByteBuffer(&slice, 1);
     ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     stub->PrepareBidiStreamingCall(&ctx_, method, grpc::StubOptions(), this);
-    StartWriteLast(&request_, grpc::WriteOptions());
+    if (last) {
+      StartWriteLast(&request_, grpc::WriteOptions());
+    } else {
+      StartWrite(&request_);
+    }
     StartRead(&response_);
     StartCall();
   }
@@ -58,6 +66,7 @@ class OneMessageCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, gr
     cv_.wait(lock, [&] { return done_; });
     return status_;
   }
+  void Cancel() { ctx_.TryCancel(); }
   // The last response message's bytes (e.g. a stream's last ack).
   std::string last_response() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -254,6 +263,39 @@ TEST_CASE("every string field of every request refuses invalid UTF-8 with INVALI
   }
   CHECK(cases >= 40);
   CheckJsonLines(&log);
+}
+
+TEST_CASE("a stream the client cancels is logged CANCELLED, not OK", "[decode][hardening]") {
+  CapturedLog log;
+  TestServer ts;
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", ts.server()->port()),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  v1::IngestChunk chunk;
+  chunk.set_channel("gone");
+  auto* m = chunk.add_messages();
+  m->set_message_id("m1");
+  m->set_speaker("Ann");
+  m->set_text("hello there");
+  m->set_timestamp_ms(1700000000000);
+  OneMessageCall call(&stub, "/speakermem.v1.SpeakerMem/IngestStream", chunk.SerializeAsString(),
+                      /*last=*/false);
+  // The chunk is acknowledged, then the client gives up.
+  for (int i = 0; i < 500 && call.last_response().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(!call.last_response().empty());
+  call.Cancel();
+  CHECK(call.Await().error_code() == grpc::StatusCode::CANCELLED);
+  std::string logged;
+  for (int i = 0; i < 500 && logged.empty(); ++i) {
+    for (const auto& line : log.lines()) {
+      if (absl::StrContains(line, "\"method\":\"IngestStream\"")) logged = line;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  INFO(logged);
+  CHECK(absl::StrContains(logged, "\"code\":\"CANCELLED\""));
 }
 
 }  // namespace
