@@ -66,6 +66,7 @@ void Embedder::Enqueue(std::vector<Item> items) {
       if (dropped_) dropped_->Increment();
       continue;
     }
+    if (it.record_id.empty()) pending_seqs_[it.channel].insert(it.seq);
     queue_.push_back(std::move(it));
   }
   if (pending_gauge_) pending_gauge_->Set(static_cast<double>(queue_.size()));
@@ -75,6 +76,16 @@ void Embedder::Enqueue(std::vector<Item> items) {
 size_t Embedder::pending() const {
   std::lock_guard<std::mutex> lock(mu_);
   return queue_.size() + (busy_ ? 1 : 0);
+}
+
+bool Embedder::WaitIndexed(const storage::ChannelRef& channel, uint64_t seq,
+                           std::chrono::steady_clock::time_point until) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto indexed = [&] {
+    auto it = pending_seqs_.find(channel);
+    return it == pending_seqs_.end() || it->second.empty() || *it->second.begin() > seq;
+  };
+  return cv_.wait_until(lock, until, [&] { return indexed() || stopping_; }) && indexed();
 }
 
 bool Embedder::WaitIdle(std::chrono::milliseconds timeout) {
@@ -167,6 +178,14 @@ void Embedder::Loop() {
     std::unique_lock<std::mutex> lock(mu_);
     busy_ = false;
     if (s.ok()) {
+      if (!records) {
+        auto pending = pending_seqs_.find(batch.front().channel);
+        for (size_t i = 0; pending != pending_seqs_.end() && i < batch.size(); ++i) {
+          auto at = pending->second.find(batch[i].seq);
+          if (at != pending->second.end()) pending->second.erase(at);
+        }
+        if (pending != pending_seqs_.end() && pending->second.empty()) pending_seqs_.erase(pending);
+      }
       backoff_ms = 100;
       if (embedded_) embedded_->Increment(static_cast<double>(batch.size()));
     } else {

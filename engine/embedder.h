@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -67,6 +69,10 @@ class Embedder {
   void Enqueue(std::vector<Item> items);
   // True when nothing is pending or in progress within `timeout`.
   bool WaitIdle(std::chrono::milliseconds timeout);
+  // True once no message of `channel` with a seq up to `seq` is pending or
+  // in progress (read-your-writes); false at `until` or when stopping.
+  bool WaitIndexed(const storage::ChannelRef& channel, uint64_t seq,
+                   std::chrono::steady_clock::time_point until);
   size_t pending() const;
 
  private:
@@ -88,6 +94,8 @@ class Embedder {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;  // guarded by mu_
+  // Seqs of the messages queued or in progress, per channel (guarded by mu_).
+  std::map<storage::ChannelRef, std::multiset<uint64_t>> pending_seqs_;
   bool busy_ = false;       // guarded by mu_
   bool stopping_ = false;   // guarded by mu_
   std::thread thread_;

@@ -411,9 +411,23 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   if (params.end_ms != 0 && params.start_ms >= params.end_ms) {
     return absl::InvalidArgumentError("end_ms: must be greater than start_ms");
   }
+  const auto wait_until = std::chrono::steady_clock::now() + params.fresh_timeout;
   if (params.fresh) {
     SM_RETURN_IF_ERROR(CheckChannel(params.channel));
     SM_RETURN_IF_ERROR(writer_->Flush(params.channel, /*wait=*/true, params.fresh_timeout));
+  }
+  if (params.min_seq > 0) {
+    SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(params.channel));
+    if (params.min_seq > info.last_seq) {
+      return absl::OutOfRangeError(absl::StrCat("min_seq: ", params.min_seq,
+                                                " is beyond the channel's newest message (seq ",
+                                                info.last_seq, ")"));
+    }
+    if (!embedder_->WaitIndexed(params.channel, params.min_seq, wait_until)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("min_seq: messages up to seq ", params.min_seq,
+                       " were not all embedded in time (the embedding model is behind)"));
+    }
   }
   retrieval::PipelineRequest req;
   req.channel = params.channel;

@@ -99,6 +99,9 @@ struct QueryParams {
   // every message stored so far before retrieving.
   bool fresh = false;
   std::chrono::milliseconds fresh_timeout{30000};
+  // Read-your-writes: wait (fresh_timeout at most) until every message up
+  // to this seq is indexed, dense index included. 0: no wait.
+  uint64_t min_seq = 0;
   // The caller's deadline (retrieval::PipelineRequest::deadline).
   std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
 };

@@ -187,8 +187,9 @@ void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::tim
                      engine::QueryParams* p) {
   p->system2 = !req.no_s2();
   p->deadline = deadline;
-  if (!req.fresh()) return;
-  p->fresh = true;
+  p->min_seq = req.min_seq();
+  if (!req.fresh() && req.min_seq() == 0) return;
+  p->fresh = req.fresh();
   const std::chrono::milliseconds wait(req.fresh_timeout_ms() == 0 ? 30000 : req.fresh_timeout_ms());
   // gRPC's "no deadline" is a time point far off: the wait then decides.
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -112,5 +112,52 @@ TEST_CASE("a query whose deadline passes mid-pipeline stops at the next stage",
   CHECK(absl::StrContains(m, "code=\"DEADLINE_EXCEEDED\""));
 }
 
+TEST_CASE("a query naming the seq of the ingest it follows sees that message",
+          "[server][read-your-writes]") {
+  // A slow embedding endpoint: a message is in the dense index about 1.5 s
+  // after its ingest returned.
+  testing::FakeModelServer fake;
+  fake.SetDefault([](const testing::FakeRequest& req) {
+    testing::FakeReply r = testing::StandardReply(req);
+    if (req.stage == "embed") r.delay_ms = 1500;
+    return r;
+  });
+  std::string url = fake.base_url();
+  TestServer ts([url](server::ServerConfig* c) {
+    REQUIRE_OK(c->models.SetOverride("embed", "provider", "openai"));
+    REQUIRE_OK(c->models.SetOverride("embed", "base_url", url));
+  });
+  v1::IngestRequest req;
+  req.set_channel("ryw");
+  auto* m = req.add_messages();
+  m->set_message_id("ryw-1");
+  m->set_speaker("Alice");
+  m->set_text("The offsite moved to Porto");
+  m->set_timestamp_ms(1700000000000);
+  auto ack = ts.client()->Ingest(req);
+  REQUIRE_OK(ack);
+
+  v1::QueryRequest q;
+  q.set_channel("ryw");
+  q.set_question("Where is the offsite?");
+  q.set_mode(v1::DENSE_ONLY);  // only the dense index: the one that lags
+  // Not reached in time: DEADLINE_EXCEEDED, naming the wait.
+  q.set_min_seq(ack->last_seq());
+  q.set_fresh_timeout_ms(50);
+  auto early = ts.client()->Retrieve(q);
+  REQUIRE_CODE(early, absl::StatusCode::kDeadlineExceeded);
+  CHECK(absl::StrContains(early.status().message(), "min_seq"));
+  // Waited for: the message is found.
+  q.set_fresh_timeout_ms(0);
+  auto r = ts.client()->Retrieve(q);
+  REQUIRE_OK(r);
+  bool found = false;
+  for (const auto& e : r->evidence()) found = found || e.message().message_id() == "ryw-1";
+  CHECK(found);
+  // A seq the channel does not have yet.
+  q.set_min_seq(ack->last_seq() + 5);
+  REQUIRE_CODE(ts.client()->Retrieve(q), absl::StatusCode::kOutOfRange);
+}
+
 }  // namespace
 }  // namespace speakermem
