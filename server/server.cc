@@ -26,6 +26,7 @@
 #include "server/metrics_http.h"
 #include "prometheus/registry.h"
 #include "server/metrics.h"
+#include "server/reflection_v1.h"
 #include "server/service.h"
 
 namespace speakermem::server {
@@ -78,6 +79,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<KeyStore> keys_;
   std::unique_ptr<Limiter> limiter_;
   std::unique_ptr<grpc::Service> service_;
+  std::unique_ptr<grpc::Service> reflection_v1_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::thread rebuild_thread_;
   int port_ = 0;
@@ -164,6 +166,11 @@ absl::Status ServerImpl::Init() {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config_.listen, creds, &port_);
   builder.RegisterService(service_.get());
+  // Reflection v1 beside the plugin's v1alpha (tools ask for v1 first).
+  reflection_v1_ = NewReflectionV1Service(
+      {kServiceName, "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
+       "grpc.reflection.v1.ServerReflection"});
+  builder.RegisterService(reflection_v1_.get());
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
   builder.SetMaxSendMessageSize(config_.max_message_bytes);
   grpc_server_ = builder.BuildAndStart();

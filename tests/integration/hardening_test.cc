@@ -1,12 +1,17 @@
-// Requests an outside client may send that the field checks alone let
-// through: enum numbers the contract does not define, blank and over-long
-// questions.
+// What an outside client may send or expect beyond the field checks: enum
+// numbers the contract does not define, blank and over-long questions,
+// deadlines, read-your-writes, reflection v1.
 #include <catch2/catch.hpp>
+#include <google/protobuf/descriptor.pb.h>
+#include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "tests/fake/fake_model_server.h"
 #include "tests/fake/standard_reply.h"
 #include "tests/integration/test_server.h"
@@ -157,6 +162,42 @@ TEST_CASE("a query naming the seq of the ingest it follows sees that message",
   // A seq the channel does not have yet.
   q.set_min_seq(ack->last_seq() + 5);
   REQUIRE_CODE(ts.client()->Retrieve(q), absl::StatusCode::kOutOfRange);
+}
+
+TEST_CASE("server reflection answers protocol v1", "[server][reflection]") {
+  TestServer ts;
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", ts.server()->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = grpc::reflection::v1::ServerReflection::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto stream = stub->ServerReflectionInfo(&ctx);
+  grpc::reflection::v1::ServerReflectionRequest req;
+  grpc::reflection::v1::ServerReflectionResponse resp;
+
+  req.set_list_services("");
+  REQUIRE(stream->Write(req));
+  REQUIRE(stream->Read(&resp));
+  std::set<std::string> names;
+  for (const auto& s : resp.list_services_response().service()) names.insert(s.name());
+  CHECK(names.count("speakermem.v1.SpeakerMem") == 1);
+  CHECK(names.count("grpc.reflection.v1.ServerReflection") == 1);
+
+  req.set_file_containing_symbol("speakermem.v1.SpeakerMem.Query");
+  REQUIRE(stream->Write(req));
+  REQUIRE(stream->Read(&resp));
+  REQUIRE(resp.file_descriptor_response().file_descriptor_proto_size() >= 1);
+  google::protobuf::FileDescriptorProto file;
+  REQUIRE(file.ParseFromString(resp.file_descriptor_response().file_descriptor_proto(0)));
+  CHECK(file.name() == "speakermem/v1/speakermem.proto");
+  CHECK(resp.original_request().file_containing_symbol() == "speakermem.v1.SpeakerMem.Query");
+
+  req.set_file_containing_symbol("no.such.Thing");
+  REQUIRE(stream->Write(req));
+  REQUIRE(stream->Read(&resp));
+  CHECK(resp.error_response().error_code() == static_cast<int>(grpc::StatusCode::NOT_FOUND));
+
+  REQUIRE(stream->WritesDone());
+  CHECK(stream->Finish().ok());
 }
 
 }  // namespace
