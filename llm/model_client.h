@@ -5,6 +5,7 @@
 #ifndef SPEAKERMEM_LLM_MODEL_CLIENT_H_
 #define SPEAKERMEM_LLM_MODEL_CLIENT_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,9 @@ struct StageCall {
   // ("string_boolean", "top_level_array", "dropped_ranking_item", ...), one
   // entry per occurrence; counted in speakermem_model_coercions_total.
   std::vector<std::string> coercions;
+  // The caller's deadline: a model call made for this stage ends by then
+  // (DEADLINE_EXCEEDED) even when its endpoint's timeout is longer.
+  std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
 };
 
 struct ChatRequest {
@@ -59,6 +63,9 @@ struct ChatRequest {
   // (400 or 422) is asked again one step down (json_schema, json_object,
   // none), and the step is remembered for the endpoint.
   std::string schema;
+  // The caller's deadline; the call ends at the earlier of it and the
+  // endpoint's timeout_ms.
+  std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
 };
 
 struct ChatResponse {

@@ -182,8 +182,10 @@ HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& ur
     r.curl = CURLE_FAILED_INIT;
     return r;
   }
+  // Rounded up: an attempt is never cut before its deadline (a caller that
+  // checks the deadline after the call then sees it passed).
   long remaining = static_cast<long>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count());
   struct curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Content-Type: application/json");
   headers = curl_slist_append(headers, absl::StrCat("X-SpeakerMem-Stage: ", stage).c_str());
@@ -303,7 +305,12 @@ void OpenAiClient::Finish(const std::string& stage, Clock::time_point start,
 
 absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(config_.timeout_ms);
+  auto deadline = start + std::chrono::milliseconds(config_.timeout_ms);
+  if (req.deadline != std::chrono::system_clock::time_point::max()) {
+    // The caller's (wall-clock) deadline on this client's steady clock.
+    deadline = std::min(deadline, start + std::chrono::duration_cast<Clock::duration>(
+                                              req.deadline - std::chrono::system_clock::now()));
+  }
   json body = {{"model", config_.model},
                {"messages",
                 {{{"role", "system"}, {"content", req.system}},

@@ -60,6 +60,7 @@ absl::StatusOr<json> ChatStructured(ModelClient* client, const ReplyShape& shape
                                     const std::string& system, const std::string& user,
                                     StageCall* call) {
   ChatRequest req{shape.stage, system, user, true, shape.schema};
+  if (call != nullptr) req.deadline = call->deadline;
   absl::StatusOr<ChatResponse> r = client->Chat(req);
   if (call != nullptr) ++call->model_calls;
   if (!r.ok()) return r.status();

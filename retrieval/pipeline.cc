@@ -118,6 +118,7 @@ absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
   if (dense_weight > 0) {
     auto t = Clock::now();
     StageCall call;
+    call.deadline = req.deadline;
     SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> q, stages_->embed->Embed({req.question}, &call));
     // Time filtering happens after the fetch; ask for more to make up.
     size_t want = req.start_ms || req.end_ms ? 3 * n : n;
@@ -209,6 +210,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   if (req.stages) {
     auto t = Clock::now();
     StageCall call;
+    call.deadline = req.deadline;
     SM_ASSIGN_OR_RETURN(out.projection, stages_->project->Project({req.question, req.asker, roster}, &call));
     Trace(&out, "project", t, call);
   } else {
@@ -280,6 +282,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
                     size_t ranked_before = 0) -> absl::StatusOr<SelectOutput> {
     auto t = Clock::now();
     StageCall call;
+    call.deadline = req.deadline;
     SelectInput in;
     in.question = req.question;
     in.projection = out.projection;
@@ -341,6 +344,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       if (!req.budgets.ask || round == 1) break;
       auto ts = Clock::now();
       StageCall scall;
+      scall.deadline = req.deadline;
       SufficiencyInput sin;
       sin.question = req.question;
       for (size_t i = 0; i < order.size() && i < req.budgets.s1_top_k; ++i) {
@@ -405,6 +409,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   if (req.answer) {
     auto t = Clock::now();
     StageCall call;
+    call.deadline = req.deadline;
     AnswerInput in;
     in.question = req.question;
     in.projection = out.projection;

@@ -173,6 +173,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
                                       PipelineResult* out) {
   auto t = Clock::now();
   StageCall call;
+  call.deadline = req.deadline;
   const Projection& p = out->projection;
   const bool full = p.tense == Tense::kFull;
   // Rows: ALL = every member, GROUP, names.
