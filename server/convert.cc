@@ -4,8 +4,16 @@ namespace speakermem::server {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  // A message quoting a caller's value is cut (at a UTF-8 boundary): the
+  // status travels in a header, and gRPC refuses oversized ones.
+  constexpr size_t kMaxMessageBytes = 1024;
+  std::string message(status.message());
+  if (message.size() > kMaxMessageBytes) {
+    size_t cut = kMaxMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+    message = absl::StrCat(message.substr(0, cut), "... (", message.size(), " bytes)");
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message);
 }
 
 std::string CodeName(grpc::StatusCode code) {

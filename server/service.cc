@@ -236,6 +236,7 @@ class Service final : public ServiceBase {
                                   v1::GetMessagesResponse* resp) {
     return Unary("GetMessages", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (absl::Status s = CheckName("speaker", req->speaker(), true); !s.ok()) return s;
       engine::GetMessagesParams p;
       p.speaker = req->speaker();
       p.start_ms = req->start_ms();
@@ -313,6 +314,7 @@ class Service final : public ServiceBase {
       if (req->layer() == v1::EPISODIC) {
         return absl::InvalidArgumentError("layer: EPISODIC is System 1; use GetMessages");
       }
+      if (absl::Status s = CheckName("owner", req->owner(), true); !s.ok()) return s;
       storage::RecordQuery q;
       q.owner = req->owner();
       q.layer = LayerName(req->layer());
@@ -332,6 +334,7 @@ class Service final : public ServiceBase {
                                 v1::GetRecordResponse* resp) {
     return Unary("GetRecord", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (absl::Status s = CheckName("record_id", req->record_id(), false); !s.ok()) return s;
       absl::StatusOr<engine::RecordWithChain> r =
           memory_->GetRecord(ChannelOf(ctx, req->channel()), req->record_id());
       if (!r.ok()) return r.status();
@@ -361,6 +364,7 @@ class Service final : public ServiceBase {
                                     v1::CorrectRecordResponse* resp) {
     return Unary("CorrectRecord", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (absl::Status s = CheckName("record_id", req->record_id(), false); !s.ok()) return s;
       absl::StatusOr<storage::Record> r = memory_->CorrectRecord(
           ChannelOf(ctx, req->channel()), req->record_id(), req->content());
       if (!r.ok()) return r.status();
@@ -456,6 +460,10 @@ class Service final : public ServiceBase {
       if (req->message_ids_size() > 10000) {
         return absl::InvalidArgumentError("message_ids: at most 10,000 per request");
       }
+      for (int i = 0; i < req->message_ids_size(); ++i) {
+        absl::Status s = CheckName(absl::StrCat("message_ids[", i, "]"), req->message_ids(i), false);
+        if (!s.ok()) return s;
+      }
       std::vector<std::string> ids(req->message_ids().begin(), req->message_ids().end());
       auto r = memory_->DeleteMessages(ChannelOf(ctx, req->channel()), ids);
       if (!r.ok()) return r.status();
@@ -482,6 +490,7 @@ class Service final : public ServiceBase {
                                     v1::ForgetSpeakerResponse* resp) {
     return Unary("ForgetSpeaker", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+      if (absl::Status s = CheckName("speaker", req->speaker(), false); !s.ok()) return s;
       auto r = memory_->ForgetSpeaker(ChannelOf(ctx, req->channel()), req->speaker());
       if (!r.ok()) return r.status();
       limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(r->messages_deleted));
@@ -667,6 +676,12 @@ class Service final : public ServiceBase {
 
   absl::Status CheckChannel(const std::string& channel) const {
     return storage::ValidateName("channel", channel, memory_->options().limits, false);
+  }
+  // Ids and names a request filters or acts on are bounded like the ones
+  // stored: a longer one cannot name anything, and is refused as such.
+  absl::Status CheckName(const std::string& field, const std::string& value,
+                         bool allow_empty) const {
+    return storage::ValidateName(field, value, memory_->options().limits, allow_empty);
   }
 
   engine::Memory* const memory_;

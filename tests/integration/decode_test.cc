@@ -298,5 +298,57 @@ TEST_CASE("a stream the client cancels is logged CANCELLED, not OK", "[decode][h
   CHECK(absl::StrContains(logged, "\"code\":\"CANCELLED\""));
 }
 
+TEST_CASE("every string field refuses an over-long value, and refusals stay short",
+          "[decode][hardening]") {
+  TestServer ts;
+  {
+    v1::IngestRequest req;
+    req.set_channel("c");
+    auto* m = req.add_messages();
+    m->set_message_id("m1");
+    m->set_speaker("Ann");
+    m->set_text("hello there");
+    m->set_timestamp_ms(1700000000000);
+    REQUIRE_OK(ts.client()->Ingest(req));
+  }
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", ts.server()->port()),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  const std::string big(300000, 'a');
+  const pb::ServiceDescriptor& svc = Service();
+  size_t cases = 0;
+  for (int i = 0; i < svc.method_count(); ++i) {
+    const pb::MethodDescriptor& m = *svc.method(i);
+    const pb::Descriptor* d = m.input_type();
+    for (int f = 0; f < d->field_count(); ++f) {
+      const pb::FieldDescriptor* field = d->field(f);
+      if (field->type() != pb::FieldDescriptor::TYPE_STRING) continue;
+      // The existing channel, and the field 300 kB long.
+      std::unique_ptr<pb::Message> msg = New(d);
+      const pb::Reflection* r = msg->GetReflection();
+      const pb::FieldDescriptor* ch = d->FindFieldByName("channel");
+      if (ch != nullptr && ch != field) r->SetString(msg.get(), ch, "c");
+      if (field->is_repeated()) {
+        r->AddString(msg.get(), field, big);
+      } else {
+        r->SetString(msg.get(), field, big);
+      }
+      OneMessageCall call(&stub, Path(m), msg->SerializeAsString());
+      grpc::Status s = call.Await();
+      if (m.server_streaming() && m.client_streaming() && s.ok()) {
+        v1::IngestAck ack;
+        REQUIRE(ack.ParseFromString(call.last_response()));
+        s = grpc::Status(static_cast<grpc::StatusCode>(ack.error().code()), ack.error().message());
+      }
+      INFO(m.name() << "." << field->name() << ": " << s.error_code() << " "
+                    << s.error_message().substr(0, 200));
+      CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK(s.error_message().size() <= 1100);
+      ++cases;
+    }
+  }
+  CHECK(cases >= 30);
+}
+
 }  // namespace
 }  // namespace speakermem
