@@ -57,17 +57,16 @@ std::string MessageIdKey(const ChannelRef& ch, absl::string_view message_id) {
   return k;
 }
 
-std::string SpeakerPrefix(const ChannelRef& ch, absl::string_view speaker_id) {
+std::string SpeakerPrefix(const ChannelRef& ch, uint32_t ordinal) {
   std::string k = ChannelPrefix(ch);
   k.push_back('s');
-  k.append(speaker_id.data(), speaker_id.size());
-  k.push_back('\0');
+  k.push_back(kOrdinalMark);
+  AppendBE32(ordinal, &k);
   return k;
 }
 
-std::string SpeakerKey(const ChannelRef& ch, absl::string_view speaker_id,
-                       uint64_t seq) {
-  std::string k = SpeakerPrefix(ch, speaker_id);
+std::string SpeakerKey(const ChannelRef& ch, uint32_t ordinal, uint64_t seq) {
+  std::string k = SpeakerPrefix(ch, ordinal);
   AppendBE64(seq, &k);
   return k;
 }
@@ -96,9 +95,10 @@ std::string RosterPrefix(const ChannelRef& ch) {
   return k;
 }
 
-std::string RosterKey(const ChannelRef& ch, absl::string_view speaker_id) {
+std::string RosterKey(const ChannelRef& ch, uint32_t ordinal) {
   std::string k = RosterPrefix(ch);
-  k.append(speaker_id.data(), speaker_id.size());
+  k.push_back(kOrdinalMark);
+  AppendBE32(ordinal, &k);
   return k;
 }
 

@@ -5,16 +5,24 @@
 // range-scanned and range-deleted. Tenant, channel, speaker ids and sessions
 // never contain NUL (validation rejects control characters).
 //
+// No key carries a speaker's name: a speaker is a per-channel ordinal in
+// keys (its roster entry, the value, holds the name), so forgetting a
+// speaker leaves no trace of the name in any file once the values are
+// compacted away, RocksDB's MANIFEST (which records keys) included. Format
+// 1 keyed them by name (`s<speaker_id>\0<seq>`, `r<speaker_id>`); opening
+// such a store migrates it (storage/migrate_ordinals.cc). The \x01 after
+// `s` and `r` cannot begin a name.
+//
 //   episodic  <prefix><seq BE64>                      -> StoredMessage
 //   index     <prefix>i<message_id>                   -> seq BE64
-//   index     <prefix>s<speaker_id>\0<seq BE64>       -> ""
+//   index     <prefix>s\x01<speaker ordinal BE32><seq BE64> -> ""
 //   index     <prefix>t<session>\0<turn BE32^sign><seq BE64> -> ""
 //   index     <prefix>x<record_id>                    -> layer code name
 //   core/profile/interaction/insight <prefix><record_id> -> StoredRecord
 //   meta      <prefix>c                               -> StoredChannel
 //   meta      <prefix>w                               -> StoredWriterState
 //   meta      <prefix>p<first_seq BE64>               -> StoredParked
-//   meta      <prefix>r<speaker_id>                   -> StoredRosterEntry
+//   meta      <prefix>r\x01<speaker ordinal BE32>      -> StoredRosterEntry
 //   meta      <prefix>j<first_seq BE64>               -> captured Writer transition (JSON)
 //   vectors   <prefix><kind m|r><id BE64>             -> u32 dim + dim floats (LE)
 //   default   format_version                          -> decimal int
@@ -43,13 +51,14 @@ std::string TenantPrefix(const std::string& tenant);
 
 std::string MessageKey(const ChannelRef& ch, uint64_t seq);
 std::string MessageIdKey(const ChannelRef& ch, absl::string_view message_id);
-std::string SpeakerKey(const ChannelRef& ch, absl::string_view speaker_id,
-                       uint64_t seq);
-std::string SpeakerPrefix(const ChannelRef& ch, absl::string_view speaker_id);
+// Marks the ordinal keys of speakers (format 2 on).
+inline constexpr char kOrdinalMark = '\x01';
+std::string SpeakerKey(const ChannelRef& ch, uint32_t ordinal, uint64_t seq);
+std::string SpeakerPrefix(const ChannelRef& ch, uint32_t ordinal);
 std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session,
                            int32_t turn, uint64_t seq);
 std::string ChannelInfoKey(const ChannelRef& ch);
-std::string RosterKey(const ChannelRef& ch, absl::string_view speaker_id);
+std::string RosterKey(const ChannelRef& ch, uint32_t ordinal);
 std::string RosterPrefix(const ChannelRef& ch);
 std::string RecordKey(const ChannelRef& ch, absl::string_view record_id);
 std::string RecordLayerKey(const ChannelRef& ch, absl::string_view record_id);

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
@@ -17,6 +18,7 @@
 #include "rocksdb/utilities/options_util.h"
 #include "rocksdb/write_batch.h"
 #include "storage/keys.h"
+#include "storage/migrate_ordinals.h"
 #include "storage/store.h"
 #include "storage/values.pb.h"
 
@@ -254,6 +256,23 @@ absl::Status RocksStore::Init() {
         ", newer than this build's ", kFormatVersion,
         "; refusing to open it (upgrade speakermemd)"));
   }
+  if (version < kFormatVersion) {
+    // Format 1 -> 2: speaker names leave the keys (storage/keys.h).
+    LOG_INFO("migrating store format").Int("from", version).Int("to", kFormatVersion)
+        .Str("path", options_.path);
+    SM_RETURN_IF_ERROR(FromRocks(
+        MigrateSpeakerOrdinals(db_.get(), cf(ColumnFamily::kMeta), cf(ColumnFamily::kIndex),
+                               [](const std::string& what) {
+                                 LOG_INFO("store migration").Str("done", what);
+                               }),
+        "migrate speaker keys to ordinals"));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    SM_RETURN_IF_ERROR(FromRocks(db_->Put(wo, cf(ColumnFamily::kDefault), keys::kFormatVersionKey,
+                                          std::to_string(kFormatVersion)),
+                                 "write format version"));
+    LOG_INFO("store migrated").Int("format_version", kFormatVersion);
+  }
   return absl::OkStatus();
 }
 
@@ -284,6 +303,7 @@ absl::StatusOr<ChannelInfo> RocksStore::ReadChannelInfo(const ChannelRef& ch,
   info.speaker_count = sc.speaker_count();
   info.first_message_ms = sc.first_message_ms();
   info.last_message_ms = sc.last_message_ms();
+  info.next_speaker_ordinal = std::max<uint32_t>(1, sc.next_speaker_ordinal());
   return info;
 }
 
@@ -302,7 +322,8 @@ absl::Status RocksStore::LoadState(const ChannelRef& ch, ChannelState* state) {
       return absl::DataLossError("roster record is corrupt");
     }
     RosterEntry e;
-    e.speaker_id = it->key().ToString().substr(prefix.size());
+    e.speaker_id = sr.speaker_id();
+    e.ordinal = sr.ordinal();
     e.aliases.assign(sr.aliases().begin(), sr.aliases().end());
     e.first_seen_ms = sr.first_seen_ms();
     e.last_seen_ms = sr.last_seen_ms();
@@ -383,9 +404,6 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
     std::string seq_be;
     keys::AppendBE64(m.seq, &seq_be);
     batch.Put(cf(ColumnFamily::kIndex), keys::MessageIdKey(ch, m.message_id), seq_be);
-    batch.Put(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, m.speaker_id, m.seq), "");
-    batch.Put(cf(ColumnFamily::kIndex),
-              keys::SessionTurnKey(ch, m.session, m.turn, m.seq), "");
 
     auto t = touched.find(m.speaker_id);
     if (t == touched.end()) {
@@ -395,12 +413,16 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
         e = r->second;
       } else {
         e.speaker_id = m.speaker_id;
+        e.ordinal = info.next_speaker_ordinal++;
         e.first_seen_ms = m.timestamp_ms;
         e.last_seen_ms = m.timestamp_ms;
       }
       t = touched.emplace(m.speaker_id, std::move(e)).first;
     }
     RosterEntry& e = t->second;
+    batch.Put(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, e.ordinal, m.seq), "");
+    batch.Put(cf(ColumnFamily::kIndex),
+              keys::SessionTurnKey(ch, m.session, m.turn, m.seq), "");
     if (std::find(e.aliases.begin(), e.aliases.end(), m.speaker) == e.aliases.end()) {
       e.aliases.push_back(m.speaker);
     }
@@ -462,7 +484,16 @@ absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q,
 
 absl::Status RocksStore::ScanBySpeaker(const ChannelRef& ch, const MessageQuery& q,
                                        MessagePage* page) {
-  const std::string prefix = keys::SpeakerPrefix(ch, q.speaker_id);
+  uint32_t ordinal = 0;
+  {
+    std::shared_ptr<ChannelState> state = StateFor(ch);
+    std::lock_guard<std::mutex> lock(state->mu);
+    SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
+    auto r = state->roster.find(q.speaker_id);
+    if (r == state->roster.end()) return absl::OkStatus();  // no such speaker: no messages
+    ordinal = r->second.ordinal;
+  }
+  const std::string prefix = keys::SpeakerPrefix(ch, ordinal);
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex)));
   uint32_t scanned = 0;
@@ -475,7 +506,7 @@ absl::Status RocksStore::ScanBySpeaker(const ChannelRef& ch, const MessageQuery&
     batch.clear();
     return absl::OkStatus();
   };
-  for (it->Seek(keys::SpeakerKey(ch, q.speaker_id, q.after_seq + 1));
+  for (it->Seek(keys::SpeakerKey(ch, ordinal, q.after_seq + 1));
        it->Valid() && it->key().starts_with(prefix); it->Next()) {
     uint64_t seq = keys::DecodeBE64(
         absl::string_view(it->key().data() + prefix.size(), 8));
@@ -711,7 +742,9 @@ void RocksStore::PutRosterEntry(const ChannelRef& ch, const std::string& id, con
   sr.set_first_seen_ms(e.first_seen_ms);
   sr.set_last_seen_ms(e.last_seen_ms);
   sr.set_message_count(e.message_count);
-  batch->Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id), sr.SerializeAsString());
+  sr.set_speaker_id(id);
+  sr.set_ordinal(e.ordinal);
+  batch->Put(cf(ColumnFamily::kMeta), keys::RosterKey(ch, e.ordinal), sr.SerializeAsString());
 }
 
 void RocksStore::PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info,
@@ -722,6 +755,7 @@ void RocksStore::PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info,
   sc.set_speaker_count(info.speaker_count);
   sc.set_first_message_ms(info.first_message_ms);
   sc.set_last_message_ms(info.last_message_ms);
+  sc.set_next_speaker_ordinal(info.next_speaker_ordinal);
   batch->Put(cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), sc.SerializeAsString());
 }
 
@@ -960,7 +994,10 @@ absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan&
     const Message& m = it->second;
     batch.Delete(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, seq));
     batch.Delete(cf(ColumnFamily::kIndex), keys::MessageIdKey(ch, m.message_id));
-    batch.Delete(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, m.speaker_id, seq));
+    auto speaker = roster.find(m.speaker_id);
+    if (speaker != roster.end()) {
+      batch.Delete(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, speaker->second.ordinal, seq));
+    }
     batch.Delete(cf(ColumnFamily::kIndex), keys::SessionTurnKey(ch, m.session, m.turn, seq));
     batch.Delete(cf(ColumnFamily::kVectors),
                  keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), seq));
@@ -1004,8 +1041,11 @@ absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan&
     batch.Delete(cf(ColumnFamily::kMeta), keys::TransitionKey(ch, first));
   }
   for (const std::string& id : plan.delete_roster) {
-    batch.Delete(cf(ColumnFamily::kMeta), keys::RosterKey(ch, id));
-    if (roster.erase(id) > 0 && info.speaker_count > 0) --info.speaker_count;
+    auto gone = roster.find(id);
+    if (gone == roster.end()) continue;
+    batch.Delete(cf(ColumnFamily::kMeta), keys::RosterKey(ch, gone->second.ordinal));
+    roster.erase(gone);
+    if (info.speaker_count > 0) --info.speaker_count;
   }
   for (const auto& [id, e] : roster) {
     auto before = state->roster.find(id);

@@ -32,7 +32,7 @@ extern const char* const kColumnFamilyNames[kNumColumnFamilies];
 
 // The on-disk format this build writes. A store with a newer version is
 // refused; an older one is upgraded when a later version defines how.
-inline constexpr int kFormatVersion = 1;
+inline constexpr int kFormatVersion = 2;
 
 struct StoreOptions {
   // Directory of the database; created when missing.

@@ -47,6 +47,8 @@ struct RosterEntry {
   int64_t first_seen_ms = 0;
   int64_t last_seen_ms = 0;
   uint64_t message_count = 0;
+  // The speaker's number in this channel's storage keys (never the name).
+  uint32_t ordinal = 0;
 };
 
 struct ChannelInfo {
@@ -56,6 +58,8 @@ struct ChannelInfo {
   uint32_t speaker_count = 0;
   int64_t first_message_ms = 0;
   int64_t last_message_ms = 0;
+  // The ordinal the channel's next new speaker gets (storage keys).
+  uint32_t next_speaker_ordinal = 1;
 };
 
 // Outcome of one appended message, in input order.

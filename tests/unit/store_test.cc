@@ -41,10 +41,12 @@ TEST_CASE("keys of a channel are contiguous and ordered by seq", "[store]") {
   CHECK(keys::SessionTurnKey(a, "s", -1, 9) < keys::SessionTurnKey(a, "s", 0, 1));
   ChannelRef parsed;
   absl::string_view rest;
-  const std::string roster_key = keys::RosterKey(a, "bob");
+  const std::string roster_key = keys::RosterKey(a, 7);  // a speaker by ordinal, not name
   REQUIRE(keys::ParseChannelKey(roster_key, &parsed, &rest));
   CHECK(parsed == a);
-  CHECK(rest == "rbob");
+  CHECK(rest == std::string("r\x01\0\0\0\x07", 6));
+  CHECK(keys::SpeakerKey(a, 7, 2) < keys::SpeakerKey(a, 7, 3));
+  CHECK(keys::SpeakerKey(a, 7, ~0ull) < keys::SpeakerKey(a, 8, 0));
 }
 
 TEST_CASE("append assigns sequence numbers, ids and a roster", "[store]") {
