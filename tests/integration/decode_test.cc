@@ -350,5 +350,53 @@ TEST_CASE("every string field refuses an over-long value, and refusals stay shor
   CHECK(cases >= 30);
 }
 
+TEST_CASE("every enum field of every request refuses a number its enum does not define",
+          "[decode][hardening]") {
+  TestServer ts;
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", ts.server()->port()),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  const pb::ServiceDescriptor& svc = Service();
+  size_t cases = 0;
+  for (int i = 0; i < svc.method_count(); ++i) {
+    const pb::MethodDescriptor& m = *svc.method(i);
+    const pb::Descriptor* d = m.input_type();
+    // Top-level enum fields, and those of message fields one level down.
+    std::vector<std::vector<const pb::FieldDescriptor*>> paths;
+    for (int f = 0; f < d->field_count(); ++f) {
+      const pb::FieldDescriptor* top = d->field(f);
+      if (top->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) paths.push_back({top});
+      if (top->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        for (int g = 0; g < top->message_type()->field_count(); ++g) {
+          const pb::FieldDescriptor* sub = top->message_type()->field(g);
+          if (sub->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) paths.push_back({top, sub});
+        }
+      }
+    }
+    for (const auto& path : paths) {
+      std::unique_ptr<pb::Message> msg = New(d);
+      pb::Message* at = msg.get();
+      if (path.size() == 2) {
+        at = path[0]->is_repeated() ? at->GetReflection()->AddMessage(at, path[0])
+                                    : at->GetReflection()->MutableMessage(at, path[0]);
+      }
+      const pb::FieldDescriptor* leaf = path.back();
+      if (leaf->is_repeated()) {
+        at->GetReflection()->AddEnumValue(at, leaf, 99);
+      } else {
+        at->GetReflection()->SetEnumValue(at, leaf, 99);
+      }
+      OneMessageCall call(&stub, Path(m), msg->SerializeAsString());
+      grpc::Status s = call.Await();
+      INFO(m.name() << " " << leaf->full_name() << ": " << s.error_code() << " "
+                    << s.error_message());
+      CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK(absl::StrContains(s.error_message(), absl::StrCat(leaf->name(), ": 99 is not a ")));
+      ++cases;
+    }
+  }
+  CHECK(cases >= 3);
+}
+
 }  // namespace
 }  // namespace speakermem
