@@ -14,22 +14,9 @@ namespace speakermem {
 namespace {
 
 using testing::AllRecords;
+using testing::Say;
 using testing::TestServer;
 
-void Say(client::Client* c, const std::string& channel,
-         const std::vector<std::pair<std::string, std::string>>& lines, int offset) {
-  v1::IngestRequest req;
-  req.set_channel(channel);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    auto* m = req.add_messages();
-    m->set_message_id("m" + std::to_string(offset + i));
-    m->set_speaker(lines[i].first);
-    m->set_text(lines[i].second);
-    m->set_timestamp_ms(1700000000000 + (offset + static_cast<int64_t>(i)) * 60000);
-    m->set_session("s1");
-  }
-  REQUIRE_OK(c->Ingest(req));
-}
 
 // A chat where Bob alone says "zeppelin" and "quokka".
 std::vector<std::pair<std::string, std::string>> Chat() {

@@ -17,6 +17,7 @@
 namespace speakermem {
 namespace {
 
+using testing::Say;
 using testing::TestServer;
 
 // The files under `dir` holding `needle`, by name.
@@ -32,20 +33,6 @@ std::vector<std::string> FilesHolding(const std::string& dir, const std::string&
   return out;
 }
 
-void Say(client::Client* c, const std::string& channel,
-         const std::vector<std::pair<std::string, std::string>>& lines, int offset) {
-  v1::IngestRequest req;
-  req.set_channel(channel);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    auto* m = req.add_messages();
-    m->set_message_id(absl::StrCat(channel, "-", offset + static_cast<int>(i)));
-    m->set_speaker(lines[i].first);
-    m->set_text(lines[i].second);
-    m->set_timestamp_ms(1700000000000 + (offset + static_cast<int64_t>(i)) * 60000);
-    m->set_session("s1");
-  }
-  REQUIRE_OK(c->Ingest(req));
-}
 
 void Forget(client::Client* c, const std::string& channel, const std::string& speaker) {
   v1::ForgetSpeakerRequest f;
