@@ -82,7 +82,7 @@ void QueryPipeline::Forget(const storage::ChannelRef& channel) {
 
 void QueryPipeline::Warm(const storage::ChannelRef& channel) {
   StageCall call;
-  (void)Records(channel, &call, /*embed_missing=*/false);
+  (void)Records(channel, &call);
 }
 
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(

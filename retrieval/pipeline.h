@@ -175,9 +175,6 @@ class QueryPipeline {
     std::vector<storage::Record> records;
     std::vector<std::vector<std::string>> tokens;  // stemmed, per record
     std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
-    // Records whose vector is still null: their embedding was queued, not
-    // done, when the snapshot was built on the embedder's thread.
-    std::vector<size_t> unembedded;
     std::map<std::string, size_t> by_id;
     std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
     std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
@@ -187,12 +184,8 @@ class QueryPipeline {
     // Stemmed token -> active heads containing it (for candidate selection).
     std::unordered_map<std::string, std::vector<size_t>> postings;
   };
-  // The channel's snapshot, brought up to date. `embed_missing`: records
-  // with no vector yet are embedded here (a query); otherwise they stay
-  // unembedded until the embedder's batch brings their vectors (Warm).
   absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch,
-                                                                StageCall* call,
-                                                                bool embed_missing);
+                                                                StageCall* call);
 
   storage::Store* const store_;
   const LexicalIndex* const lexical_;

@@ -27,7 +27,7 @@ void Unlink(std::vector<size_t>* v, size_t i) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
-    const storage::ChannelRef& ch, StageCall* call, bool embed_missing) {
+    const storage::ChannelRef& ch, StageCall* call) {
   // Taken before reading the state: a later ticket saw a later state.
   const uint64_t ticket = ++build_ticket_;
   SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
@@ -37,16 +37,14 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     auto it = snapshots_.find(ch);
     if (it != snapshots_.end()) prev = it->second;
   }
-  if (prev != nullptr && prev->next_record == state.next_record && prev->unembedded.empty()) {
-    return prev;
-  }
+  if (prev != nullptr && prev->next_record == state.next_record) return prev;
 
   // Records are append-only per channel: when the previous snapshot's last
   // record is still there unchanged, read only the newer ones and apply
   // their chain links; otherwise (re-derivation, first use) read all.
   std::vector<storage::Record> fresh;
   bool incremental = false;
-  if (prev != nullptr && prev->next_record <= state.next_record && !prev->records.empty()) {
+  if (prev != nullptr && prev->next_record < state.next_record && !prev->records.empty()) {
     const storage::Record& last = prev->records.back();
     absl::StatusOr<storage::Record> now = store_->GetRecord(ch, last.record_id);
     if (now.ok() && now->content == last.content && now->writer_pos == last.writer_pos) {
@@ -86,26 +84,19 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   std::vector<size_t> missing;
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
-    auto look_up = [&](size_t i) {
+    for (size_t i = first_new; i < n; ++i) {
       auto it = record_vectors_.find({ch, snap->records[i].record_id});
       if (it != record_vectors_.end()) {
         snap->vectors[i] = it->second;
       } else {
         missing.push_back(i);
       }
-    };
-    for (size_t i : snap->unembedded) look_up(i);  // copied from prev (incremental)
-    for (size_t i = first_new; i < n; ++i) look_up(i);
-  }
-  snap->unembedded.clear();
-  // The embedder's thread leaves what it has queued to its own batches (each
-  // record is embedded once); a query embeds what it needs now, and the
-  // embedder then skips those (KnowsRecordVector).
-  if (!embed_missing) {
-    snap->unembedded = std::move(missing);
-    missing.clear();
+    }
   }
   // Embed the records not seen before in batches; keep them in the store.
+  // Records still in the embedder's queue are embedded here once (on the
+  // embedder's own thread when warming); the embedder then skips them
+  // (KnowsRecordVector), so each record is embedded once.
   for (size_t off = 0; off < missing.size(); off += 256) {
     std::vector<std::string> texts;
     std::vector<uint64_t> ids;
@@ -188,7 +179,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       add_row(r);
     }
   }
-  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call, /*embed_missing=*/true));
+  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call));
   const std::vector<storage::Record>& records = snap->records;
   SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
                       stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
