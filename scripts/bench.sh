@@ -64,8 +64,11 @@ no fsync) with the Writer and the embedder running, beside what the store
 alone and raw RocksDB reach in the same run: raw RocksDB writing what the
 store writes per message (the message and its keys by message id, speaker
 and session/turn) and raw RocksDB writing one sequential key per message.
-Then BM25 query latency on a channel of 100,000 messages, in process and
-through the Query RPC." \
+Then queries on a channel of 100,000 messages just ingested (the Writer and
+the embedder still at work): the BM25 index alone, the Query RPC in
+BM25-only mode, and the full pipeline with the offline answer called in
+process on the server's engine beside the same call as a Query RPC, the
+three interleaved question by question; the last line is what the RPC adds." \
   build/bench/system1_bench
 
 section "Retrieve latency" \

@@ -56,6 +56,7 @@ class ServerImpl final : public Server {
 
   int port() const override { return port_; }
   int metrics_port() const override { return metrics_port_; }
+  engine::Memory* memory() override { return memory_.get(); }
   bool ready() const override { return ready_.load(); }
 
   bool WaitUntilReady(std::chrono::milliseconds timeout) override {

@@ -27,6 +27,9 @@ class Server {
   virtual int port() const = 0;
   // 0 when the metrics endpoint is disabled.
   virtual int metrics_port() const = 0;
+  // The engine behind the RPCs, for benchmarks that compare an RPC with the
+  // same call in process. Owned by the server.
+  virtual engine::Memory* memory() = 0;
   virtual bool ready() const = 0;
   // Blocks until ready or `timeout`; returns ready().
   virtual bool WaitUntilReady(std::chrono::milliseconds timeout) = 0;
