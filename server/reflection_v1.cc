@@ -92,16 +92,16 @@ class ReflectionReactor final
   // `f` and every file it imports, transitively, `f` first.
   static void AddFiles(const pb::FileDescriptor* f, rv1::ServerReflectionResponse* out) {
     std::set<const pb::FileDescriptor*> seen = {f};
-    std::vector<const pb::FileDescriptor*> todo = {f};
+    std::vector<const pb::FileDescriptor*> queue = {f};
     auto* files = out->mutable_file_descriptor_response();
-    while (!todo.empty()) {
-      const pb::FileDescriptor* next = todo.front();
-      todo.erase(todo.begin());
+    while (!queue.empty()) {
+      const pb::FileDescriptor* next = queue.front();
+      queue.erase(queue.begin());
       pb::FileDescriptorProto proto;
       next->CopyTo(&proto);
       proto.SerializeToString(files->add_file_descriptor_proto());
       for (int i = 0; i < next->dependency_count(); ++i) {
-        if (seen.insert(next->dependency(i)).second) todo.push_back(next->dependency(i));
+        if (seen.insert(next->dependency(i)).second) queue.push_back(next->dependency(i));
       }
     }
   }

@@ -1,7 +1,6 @@
 #include "server/service.h"
 
 #include <chrono>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -11,7 +10,9 @@
 #include "server/convert.h"
 #include "server/limits.h"
 #include "server/metrics.h"
+#include "server/raw_service.h"
 #include "server/request_codec.h"
+#include "server/rpc_scope.h"
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include "server/ingest_wire.pb.h"
@@ -23,71 +24,6 @@ namespace {
 
 using grpc::CallbackServerContext;
 using grpc::ServerUnaryReactor;
-
-constexpr char kRequestIdHeader[] = "x-request-id";
-
-std::string NewRequestId() {
-  thread_local std::mt19937_64 rng(std::random_device{}());
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
-}
-
-// Per-RPC bookkeeping: request id (the client's x-request-id when it sent a
-// sane one), latency metric, one log line.
-class RpcScope {
- public:
-  RpcScope(const char* method, CallbackServerContext* ctx, ServerMetrics* metrics)
-      : method_(method), ctx_(ctx), metrics_(metrics), start_(std::chrono::steady_clock::now()) {
-    auto it = ctx->client_metadata().find(kRequestIdHeader);
-    if (it != ctx->client_metadata().end() && !it->second.empty() &&
-        it->second.size() <= 64) {
-      request_id_.assign(it->second.data(), it->second.size());
-      for (char& c : request_id_) {
-        if (c < 0x21 || c > 0x7E) c = '_';
-      }
-    } else {
-      request_id_ = NewRequestId();
-    }
-    ctx->AddInitialMetadata(kRequestIdHeader, request_id_);
-  }
-
-  void set_channel(const std::string& channel) { channel_ = channel; }
-
-  grpc::Status Done(absl::Status status) {
-    // A call the caller gave up on (its deadline passed, it cancelled, it
-    // went away) is logged and counted as that, not as what the handler
-    // returned to nobody.
-    if (status.ok() && ctx_->IsCancelled()) {
-      status = ctx_->deadline() <= std::chrono::system_clock::now()
-                   ? absl::DeadlineExceededError("the caller's deadline passed")
-                   : absl::CancelledError("the caller cancelled or went away");
-    }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-                      .count();
-    grpc::Status g = ToGrpc(status);
-    std::string code = CodeName(g.error_code());
-    metrics_->ObserveRpc(method_, code, secs);
-    LogLevel level = status.ok() || absl::IsInvalidArgument(status) ||
-                             absl::IsNotFound(status)
-                         ? LogLevel::kInfo
-                         : LogLevel::kWarn;
-    LogLine line(level, "rpc");
-    line.Str("method", method_).Str("request_id", request_id_).Str("code", code)
-        .Num("ms", secs * 1000);
-    if (!channel_.empty()) line.Str("channel", channel_);
-    if (!status.ok()) line.Str("error", status.message());
-    return g;
-  }
-
- private:
-  const std::string method_;
-  CallbackServerContext* const ctx_;
-  ServerMetrics* const metrics_;
-  const std::chrono::steady_clock::time_point start_;
-  std::string request_id_;
-  std::string channel_;
-};
 
 // The caller of the RPC being handled on this thread (set by Unary around
 // the handler body, which runs synchronously on the calling thread).
@@ -112,14 +48,6 @@ constexpr char kApiKeyHeader[] = "x-api-key";
 
 enum class Access { kTenant, kAdmin };
 
-// Every method is raw: its request bytes are decoded at one place
-// (server/request_codec.h), so whatever a caller sends to whichever RPC, a
-// request that does not decode is answered INVALID_ARGUMENT naming it (not
-// gRPC's UNIMPLEMENTED). Ingest's request is parsed with the bytes-typed
-// mirror in ingest_wire.proto so invalid UTF-8 reaches validation.
-using S = v1::SpeakerMem;
-using ServiceBase = S::WithRawCallbackMethod_Ingest<S::WithRawCallbackMethod_IngestStream<S::WithRawCallbackMethod_GetMessages<S::WithRawCallbackMethod_GetRoster<S::WithRawCallbackMethod_ListChannels<S::WithRawCallbackMethod_Query<S::WithRawCallbackMethod_Flush<S::WithRawCallbackMethod_ListRecords<S::WithRawCallbackMethod_GetRecord<S::WithRawCallbackMethod_ListParked<S::WithRawCallbackMethod_CorrectRecord<S::WithRawCallbackMethod_Rederive<S::WithRawCallbackMethod_Retrieve<S::WithRawCallbackMethod_ScoreWriterActions<S::WithRawCallbackMethod_ListTransitions<S::WithRawCallbackMethod_DeleteMessages<S::WithRawCallbackMethod_EditMessage<S::WithRawCallbackMethod_ForgetSpeaker<S::WithRawCallbackMethod_DeleteChannel<S::WithRawCallbackMethod_ExportChannel<S::WithRawCallbackMethod_ImportChannel<S::WithRawCallbackMethod_Backup<S::Service>>>>>>>>>>>>>>>>>>>>>>;
-
 // The response of the unary call running on this thread, encoded by Unary
 // just before the call finishes (the handlers run inline).
 struct PendingResponse {
@@ -128,18 +56,7 @@ struct PendingResponse {
 };
 thread_local const PendingResponse* pending_response = nullptr;
 
-// A raw unary method that decodes its request, runs the typed handler of the
-// same name and encodes its response.
-#define SM_DECODED_UNARY(Method, Req, Resp)                                               \
-  ServerUnaryReactor* Method(CallbackServerContext* ctx, const grpc::ByteBuffer* raw,      \
-                             grpc::ByteBuffer* raw_resp) override {                        \
-    return Decoded<Req, Resp>(#Method, ctx, *raw, raw_resp,                                \
-                              [this](CallbackServerContext* c, const Req* q, Resp* r) {    \
-                                return Method(c, q, r);                                    \
-                              });                                                          \
-  }
-
-class Service final : public ServiceBase {
+class Service final : public RawServiceBase {
  public:
   Service(engine::Memory* memory, ServerMetrics* metrics, const std::atomic<bool>* ready,
           KeyStore* keys, Limiter* limiter)

@@ -314,21 +314,28 @@ TEST_CASE("an ADD without source takes the speaker of its message", "[quirks][wr
                {"stage=\"writer\"", "kind=\"source_from_message\""}) == 10);
 }
 
-TEST_CASE("Flush with wait_embeddings returns once everything is embedded", "[quirks][flush]") {
-  FakeModelServer fake;
-  fake.SetDefault([](const FakeRequest& req) {
+// Every call answered like a clean model, `delay_ms` late.
+void AnswerLate(FakeModelServer* fake, int delay_ms) {
+  fake->SetDefault([delay_ms](const FakeRequest& req) {
     testing::FakeReply r = testing::StandardReply(req);
-    r.delay_ms = 100;  // a slow embedding endpoint
+    r.delay_ms = delay_ms;
     return r;
   });
-  std::string url = fake.base_url();
-  testing::TestServer ts(
-      [url](server::ServerConfig* c) {
-        REQUIRE_OK(c->models.SetOverride("embed", "provider", "openai"));
-        REQUIRE_OK(c->models.SetOverride("embed", "base_url", url));
-        REQUIRE_OK(c->models.SetOverride("embed", "embed_batch", "4"));
-      },
-      true);
+}
+
+// The embed stage on the endpoint at `url`, `batch` inputs per request.
+testing::TestServer::Configure EmbedOn(const std::string& url, int batch) {
+  return [url, batch](server::ServerConfig* c) {
+    REQUIRE_OK(c->models.SetOverride("embed", "provider", "openai"));
+    REQUIRE_OK(c->models.SetOverride("embed", "base_url", url));
+    REQUIRE_OK(c->models.SetOverride("embed", "embed_batch", std::to_string(batch)));
+  };
+}
+
+TEST_CASE("Flush with wait_embeddings returns once everything is embedded", "[quirks][flush]") {
+  FakeModelServer fake;
+  AnswerLate(&fake, 100);  // a slow embedding endpoint
+  testing::TestServer ts(EmbedOn(fake.base_url(), 4), true);
   IngestTexts(ts.client(), "emb", TenStatements());
   v1::FlushRequest f;
   f.set_channel("emb");
@@ -350,19 +357,8 @@ TEST_CASE("each record is embedded once while the embedder catches up", "[quirks
   // the embedder's first record batch ends, and the snapshot warmed after
   // that batch must leave the queued rest to the embedder.
   FakeModelServer fake;
-  fake.SetDefault([](const FakeRequest& req) {
-    testing::FakeReply r = testing::StandardReply(req);
-    r.delay_ms = 30;
-    return r;
-  });
-  std::string url = fake.base_url();
-  testing::TestServer ts(
-      [url](server::ServerConfig* c) {
-        REQUIRE_OK(c->models.SetOverride("embed", "provider", "openai"));
-        REQUIRE_OK(c->models.SetOverride("embed", "base_url", url));
-        REQUIRE_OK(c->models.SetOverride("embed", "embed_batch", "16"));
-      },
-      true);
+  AnswerLate(&fake, 30);  // a slow embedding endpoint
+  testing::TestServer ts(EmbedOn(fake.base_url(), 16), true);
   // Made-up words, none shared between messages, so that the Writer joins
   // nothing and writes a record per message.
   const char* syllables[] = {"ka", "lo", "mi", "ru", "te", "zo", "pa", "ne", "vu", "shi"};
