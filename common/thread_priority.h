@@ -1,14 +1,20 @@
-// Background work (the Writer, embeddings, RocksDB compaction) runs at a
-// lower CPU priority than request handling, so that on a small machine a
-// query is not queued behind derivation it does not need.
+// Background work (the Writer, embeddings) yields the CPU to request
+// handling: on a small machine an ingest or a query is never queued behind
+// derivation it does not need. Derivation is deferred while requests keep
+// the cores busy and catches up when they are quiet (its lag is exported:
+// speakermem_writer_backlog_messages, speakermem_embed_pending_messages).
+// RocksDB's compaction keeps normal priority (starved, level 0 piles up and
+// reads slow down).
 #ifndef SPEAKERMEM_COMMON_THREAD_PRIORITY_H_
 #define SPEAKERMEM_COMMON_THREAD_PRIORITY_H_
 
 namespace speakermem {
 
-// Lowers the calling thread's scheduling priority (Linux: its nice value
-// becomes `nice`, 0-19). Best effort: failures are ignored.
-void LowerThisThreadPriority(int nice = 10);
+// Makes the calling thread background work (Linux: SCHED_BATCH, so it never
+// preempts a running thread when it wakes, at nice 19, so against a busy
+// normal thread it gets about 1.5% of a core: it is deferred, never
+// starved). Best effort: failures are ignored.
+void MakeThisThreadBackground();
 
 }  // namespace speakermem
 

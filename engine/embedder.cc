@@ -45,7 +45,7 @@ void Embedder::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this] {
-    LowerThisThreadPriority();
+    MakeThisThreadBackground();
     Loop();
   });
 }

@@ -134,6 +134,10 @@ bool Memory::WaitForEmbeddings(std::chrono::milliseconds timeout) {
   return embedder_->WaitIdle(timeout);
 }
 
+Memory::Lag Memory::DerivationLag() const {
+  return Lag{writer_->Backlog(), embedder_->pending()};
+}
+
 absl::Status Memory::CheckChannel(const storage::ChannelRef& channel) {
   return store_->GetChannelInfo(channel).status();
 }
@@ -324,12 +328,14 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
 absl::StatusOr<storage::AppendResult> Memory::Ingest(
     const storage::ChannelRef& channel,
     const std::vector<absl::string_view>& message_channels,
-    std::vector<storage::Message> messages) {
+    std::vector<storage::Message> messages, const IngestOrder* order) {
   SM_RETURN_IF_ERROR(storage::ValidateMessages(channel.channel, message_channels,
                                                messages, options_.limits));
   for (auto& m : messages) m.seq = 0;
-  SM_ASSIGN_OR_RETURN(storage::AppendResult result,
-                      store_->AppendMessages(channel, &messages));
+  if (order != nullptr && order->before) order->before();
+  absl::StatusOr<storage::AppendResult> appended = store_->AppendMessages(channel, &messages);
+  if (order != nullptr && order->after) order->after();
+  SM_ASSIGN_OR_RETURN(storage::AppendResult result, std::move(appended));
   if (result.stored > 0) {
     std::vector<storage::Message> stored;
     stored.reserve(result.stored);

@@ -139,6 +139,15 @@ class Memory {
   void StopWriter();
   // True when every queued message embedding is done within `timeout`.
   bool WaitForEmbeddings(std::chrono::milliseconds timeout);
+
+  // How far derivation is behind ingest: messages stored but not yet
+  // derived by the Writer (a channel's partial window waits for more
+  // messages or the idle flush), and messages and records not yet embedded.
+  struct Lag {
+    uint64_t writer_messages = 0;
+    size_t embed_pending = 0;
+  };
+  Lag DerivationLag() const;
   ~Memory();
 
   // Reloads every in-memory index from the store; `progress` (may be empty)
@@ -198,13 +207,22 @@ class Memory {
   // was no such channel (deleting twice is not an error).
   absl::StatusOr<bool> DeleteChannel(const storage::ChannelRef& channel);
 
+  // Called around the append of an Ingest: `before` once the batch is
+  // valid, `after` once it is stored (or failed to be). A caller that runs
+  // batches of one stream concurrently orders their appends with them; the
+  // indexing after the append then overlaps the next batch's.
+  struct IngestOrder {
+    std::function<void()> before;
+    std::function<void()> after;
+  };
+
   // Validates the whole batch, then appends it atomically and durably.
   // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
   // message is bad. `message_channels` as in storage::ValidateMessages.
   absl::StatusOr<storage::AppendResult> Ingest(
       const storage::ChannelRef& channel,
       const std::vector<absl::string_view>& message_channels,
-      std::vector<storage::Message> messages);
+      std::vector<storage::Message> messages, const IngestOrder* order = nullptr);
 
   // A page of the channel's messages in seq order, with the token of the next
   // page (empty at the end). NOT_FOUND for an unknown channel,

@@ -19,14 +19,14 @@ float Idf(size_t n, size_t df) {
 
 }  // namespace
 
-uint32_t Bm25Index::Intern(std::string term) {
-  const bool stem = !term.empty() && term[0] == kStemMark;
-  auto [it, inserted] = term_ids_.try_emplace(std::move(term), postings_.size());
-  if (inserted) {
-    postings_.emplace_back();
-    term_is_stem_.push_back(stem);
-  }
-  return it->second;
+uint32_t Bm25Index::Intern(absl::string_view term) {
+  if (auto it = term_ids_.find(term); it != term_ids_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(postings_.size());
+  term_ids_.emplace(std::string(term), id);
+  postings_.emplace_back();
+  term_is_stem_.push_back(!term.empty() && term[0] == kStemMark);
+  stem_of_.push_back(kNoStem);
+  return id;
 }
 
 void Bm25Index::Add(const storage::Message& m) {
@@ -35,8 +35,14 @@ void Bm25Index::Add(const storage::Message& m) {
   std::vector<std::string> tokens = IndexTokens(m.text);
   absl::flat_hash_map<uint32_t, uint32_t> tf;
   for (const auto& t : tokens) {
-    ++tf[Intern(t)];
-    ++tf[Intern(std::string(1, kStemMark) + SnowballStem(t))];
+    const uint32_t word = Intern(t);
+    ++tf[word];
+    // A word is stemmed once, when it is first seen.
+    if (stem_of_[word] == kNoStem) {
+      const uint32_t stem = Intern(std::string(1, kStemMark) + SnowballStem(t));
+      stem_of_[word] = stem;
+    }
+    ++tf[stem_of_[word]];
   }
   std::vector<Posting> forward;
   forward.reserve(tf.size());

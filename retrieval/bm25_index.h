@@ -103,7 +103,7 @@ class Bm25Index {
   };
   using Weights = std::vector<std::pair<uint32_t, double>>;  // term id -> query weight
 
-  uint32_t Intern(std::string term);
+  uint32_t Intern(absl::string_view term);
   std::vector<uint32_t> SpeakerIds(const std::vector<std::string>& names) const;
   // Scores every document for `q` (BM25, speaker field, feedback, context)
   // into scores/touched; false when nothing can match.
@@ -127,6 +127,9 @@ class Bm25Index {
   absl::flat_hash_map<std::string, uint32_t> term_ids_;
   std::vector<std::vector<Posting>> postings_;
   std::vector<bool> term_is_stem_;
+  // Per term: the id of its stem term (words only; kNoStem until known).
+  static constexpr uint32_t kNoStem = UINT32_MAX;
+  std::vector<uint32_t> stem_of_;
   std::vector<std::vector<Posting>> forward_;  // per document: (term, tf), both kinds
   std::vector<uint64_t> seqs_;
   std::vector<uint32_t> lengths_;

@@ -8,6 +8,7 @@
 #include "eval/writer_rewards.h"
 #include "server/auth.h"
 #include "server/convert.h"
+#include "server/ingest_stream.h"
 #include "server/limits.h"
 #include "server/metrics.h"
 #include "server/raw_service.h"
@@ -519,7 +520,8 @@ class Service final : public RawServiceBase {
   // Shared by Ingest and IngestStream: convert, validate, append, count.
   absl::StatusOr<storage::AppendResult> IngestBatch(
       const std::string& tenant, const std::string& channel,
-      const google::protobuf::RepeatedPtrField<wire::Message>& in) {
+      const google::protobuf::RepeatedPtrField<wire::Message>& in,
+      const engine::Memory::IngestOrder* order = nullptr) {
     std::vector<storage::Message> msgs;
     std::vector<absl::string_view> chans;
     msgs.reserve(in.size());
@@ -533,7 +535,7 @@ class Service final : public RawServiceBase {
       return s;
     }
     absl::StatusOr<storage::AppendResult> r =
-        memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs));
+        memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs), order);
     if (r.ok()) limiter_->Stored(tenant, static_cast<int64_t>(r->stored));
     if (r.ok()) {
       metrics_->CountIngest(r->stored, r->duplicates);
@@ -608,91 +610,6 @@ class Service final : public RawServiceBase {
   const std::unique_ptr<Limiter> own_limiter_;  // when none was given
   Limiter* const limiter_;
   bool query_models_ = false;  // some query stage calls a model (spends tokens)
-};
-
-// One acknowledgement per chunk: read, write atomically, ack, read again.
-class IngestStreamReactor final
-    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
- public:
-  IngestStreamReactor(Service* service, CallbackServerContext* ctx)
-      : service_(service), ctx_(ctx), scope_("IngestStream", ctx, service->metrics()) {
-    absl::StatusOr<Principal> who = service_->Authenticate(ctx, Access::kTenant);
-    absl::Status ready = who.ok() ? service_->CheckReady() : who.status();
-    if (!ready.ok()) {
-      Finish(scope_.Done(ready));
-      return;
-    }
-    tenant_ = who->tenant;
-    StartRead(&in_);
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {  // the client half-closed (or the call broke)
-      Finish(scope_.Done(absl::OkStatus()));
-      return;
-    }
-    if (absl::Status s = DecodeRequest(in_, &chunk_, absl::StrCat("chunk ", chunk_index_));
-        !s.ok()) {
-      service_->metrics()->CountIngestRejected(1);
-      Finish(scope_.Done(s));
-      return;
-    }
-    if (!chunk_.channel().empty()) {
-      if (channel_.empty()) {
-        channel_ = chunk_.channel();
-        scope_.set_channel(channel_);
-      } else if (chunk_.channel() != channel_) {
-        service_->metrics()->CountIngestRejected(1);
-        Finish(scope_.Done(absl::InvalidArgumentError(absl::StrCat(
-            "chunk ", chunk_index_, ": channel '", chunk_.channel(),
-            "' differs from the stream's channel '", channel_, "'"))));
-        return;
-      }
-    }
-    ack_.Clear();
-    ack_.set_chunk_id(chunk_.chunk_id() != 0 ? chunk_.chunk_id() : chunk_index_);
-    absl::StatusOr<storage::AppendResult> r =
-        service_->IngestBatch(tenant_, channel_, chunk_.messages());
-    if (r.ok()) {
-      ack_.set_stored(r->stored);
-      ack_.set_duplicates(r->duplicates);
-      ack_.set_first_seq(r->first_seq);
-      ack_.set_last_seq(r->last_seq);
-    } else {
-      ack_.mutable_error()->set_code(static_cast<int>(r.status().code()));
-      ack_.mutable_error()->set_message(
-          absl::StrCat("chunk ", chunk_index_, ": ", r.status().message()));
-    }
-    ++chunk_index_;
-    out_.Clear();
-    if (absl::Status s = EncodeResponse(ack_, &out_); !s.ok()) {
-      Finish(scope_.Done(s));
-      return;
-    }
-    StartWrite(&out_);
-  }
-
-  void OnWriteDone(bool ok) override {
-    if (!ok) {
-      Finish(scope_.Done(absl::CancelledError("client went away before the ack")));
-      return;
-    }
-    StartRead(&in_);
-  }
-
-  void OnDone() override { delete this; }
-
- private:
-  Service* const service_;
-  CallbackServerContext* const ctx_;
-  RpcScope scope_;
-  std::string tenant_;
-  std::string channel_;
-  uint64_t chunk_index_ = 0;
-  grpc::ByteBuffer in_;
-  grpc::ByteBuffer out_;
-  wire::IngestChunk chunk_;
-  v1::IngestAck ack_;
 };
 
 // Header, then pages of messages, then the records; one write in flight.
@@ -923,7 +840,16 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* Service::ImportChannel(CallbackServer
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStream(
     CallbackServerContext* ctx) {
-  return new IngestStreamReactor(this, ctx);
+  absl::StatusOr<Principal> who = Authenticate(ctx, Access::kTenant);
+  absl::Status admitted = who.ok() ? CheckReady() : who.status();
+  std::string tenant = who.ok() ? who->tenant : "";
+  return NewIngestStreamReactor(
+      ctx, metrics_, std::move(admitted),
+      [this, tenant](const std::string& channel, const wire::IngestChunk& chunk,
+                     const std::function<void()>& before, const std::function<void()>& after) {
+        const engine::Memory::IngestOrder order{before, after};
+        return IngestBatch(tenant, channel, chunk.messages(), &order);
+      });
 }
 
 }  // namespace

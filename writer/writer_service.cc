@@ -275,12 +275,12 @@ absl::Status WriterServiceImpl::Start() {
   }
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     workers_.emplace_back([this] {
-      LowerThisThreadPriority();
+      MakeThisThreadBackground();
       WorkerLoop();
     });
   }
   sweeper_ = std::thread([this] {
-    LowerThisThreadPriority();
+    MakeThisThreadBackground();
     SweeperLoop();
   });
   return absl::OkStatus();
