@@ -215,6 +215,44 @@ TEST_CASE("a bad chunk is acknowledged with its error and the stream goes on", "
   for (const auto& m : all) CHECK(m.message_id() != "m15");
 }
 
+TEST_CASE("a long stream keeps its order: acks in chunk order, seqs in stream order",
+          "[server][concurrency]") {
+  // The server stores two chunks of a stream at once; appends and acks
+  // must still follow the stream.
+  TestServer ts;
+  const v1::IngestRequest batch = Batch("o", 900);
+  std::vector<v1::DialogueMessage> msgs(batch.messages().begin(), batch.messages().end());
+  for (size_t c = 7; c < 300; c += 50) msgs[c * 3 + 1].set_speaker("ALL");  // refused chunks
+  std::vector<v1::IngestAck> acks;
+  size_t rejected = 0;
+  client::StreamOptions so;
+  so.chunk_size = 3;
+  so.window = 16;
+  REQUIRE_OK(ts.client()->IngestStream("o", msgs, so,
+                                       [&](const v1::IngestAck& a) { acks.push_back(a); },
+                                       &rejected));
+  REQUIRE(acks.size() == 300);
+  CHECK(rejected == 6);
+  uint64_t next_seq = 1;
+  std::vector<std::string> expected;
+  for (size_t c = 0; c < acks.size(); ++c) {
+    INFO("chunk " << c);
+    CHECK(acks[c].chunk_id() == c);
+    if (c % 50 == 7) {
+      CHECK(acks[c].has_error());
+      continue;
+    }
+    REQUIRE_FALSE(acks[c].has_error());
+    CHECK(acks[c].first_seq() == next_seq);
+    CHECK(acks[c].last_seq() == next_seq + 2);
+    next_seq += 3;
+    for (size_t i = c * 3; i < c * 3 + 3; ++i) expected.push_back(msgs[i].message_id());
+  }
+  std::vector<std::string> stored;
+  for (const auto& m : AllMessages(ts.client(), "o")) stored.push_back(m.message_id());
+  CHECK(stored == expected);
+}
+
 TEST_CASE("a stream that switches channel ends with INVALID_ARGUMENT", "[server][bad-input]") {
   TestServer ts;
   auto channel = grpc::CreateChannel(ts.addr(), grpc::InsecureChannelCredentials());
