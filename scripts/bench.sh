@@ -3,7 +3,7 @@
 # from their output: the date, the commit, the machine, each command, its
 # output verbatim (figures beside their same-run baselines and ratios) and
 # how long it took. The document is generated; edit this script, not it.
-#   scripts/bench.sh            (about 10 minutes on 2 cores)
+#   scripts/bench.sh            (about 15 minutes on 2 cores)
 # Run it with nothing else busy on the machine: the benchmarks share its
 # cores with the server they measure.
 set -euo pipefail
@@ -60,15 +60,20 @@ HEADER
 
 section "System 1: ingest and BM25 latency" \
 "Ingest over loopback gRPC (streaming chunks of 25 and 500 messages, WAL on,
-no fsync) with the Writer and the embedder running, beside what the store
-alone and raw RocksDB reach in the same run: raw RocksDB writing what the
-store writes per message (the message and its keys by message id, speaker
-and session/turn) and raw RocksDB writing one sequential key per message.
-Then queries on a channel of 100,000 messages just ingested (the Writer and
-the embedder still at work): the BM25 index alone, the Query RPC in
-BM25-only mode, and the full pipeline with the offline answer called in
-process on the server's engine beside the same call as a Query RPC, the
-three interleaved question by question; the last line is what the RPC adds." \
+no fsync; client and server in one process) with the Writer and the embedder
+running, beside what the store alone and raw RocksDB reach in the same run
+(measured once derivation has caught up): raw RocksDB writing what the store
+writes per message (the message and its keys by message id, speaker and
+session/turn, message by message) and raw RocksDB writing one sequential key
+per message. After each load: how far the Writer and the embedder are behind
+and how long they take to catch up (every full Writer window derived, every
+message embedded). Then a bulk load of 1,000 channels x 1,000 messages over
+4 concurrent streams. Then queries on a channel of 100,000 messages just
+ingested (the Writer and the embedder still at work): the BM25 index alone,
+the Query RPC in BM25-only mode, and the full pipeline with the offline
+answer called in process on the server's engine beside the same call as a
+Query RPC, the three interleaved question by question; the last line is what
+the RPC adds." \
   build/bench/system1_bench
 
 section "Retrieve latency" \
