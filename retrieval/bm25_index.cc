@@ -242,10 +242,23 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
   }
   Score(weights, named, p.speaker_weight, first_doc, scores, touched);
   if (p.prf_weight > 0 && !weights.empty()) {
+    // The expanded query keeps (1 - prf_weight) of each query term and the
+    // whole speaker field: scale the first round's scores and add the rest
+    // (the speaker field's prf_weight share and the feedback terms) instead
+    // of scoring the query's terms again.
     Weights expanded = Feedback(weights, *scores, *touched, q);
-    for (uint32_t doc : *touched) (*scores)[doc] = 0.0f;
-    touched->clear();
-    Score(expanded, named, p.speaker_weight, first_doc, scores, touched);
+    Weights added;
+    for (const auto& [term, w] : expanded) {
+      auto own = std::find_if(weights.begin(), weights.end(),
+                              [&](const auto& w0) { return w0.first == term; });
+      const double kept = own != weights.end() ? (1 - p.prf_weight) * own->second : 0.0;
+      if (w - kept > 0) added.emplace_back(term, w - kept);
+    }
+    if (expanded != weights) {
+      const float keep = static_cast<float>(1 - p.prf_weight);
+      for (uint32_t doc : *touched) (*scores)[doc] *= keep;
+      Score(added, named, p.prf_weight * p.speaker_weight, first_doc, scores, touched);
+    }
   }
   if (p.context_weight > 0 && p.context_window > 0) AddContext(q, scores, touched);
   return true;
