@@ -179,9 +179,12 @@ size_t Bm25Index::OrderOf(uint32_t doc) const {
 void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
                            std::vector<uint32_t>* touched) const {
   const LexicalParams& p = q.params;
+  // All zero between calls: only the entries reached are set, and reset at
+  // the end (a channel's size is not paid for on every query).
   thread_local std::vector<float> inherited;
-  inherited.assign(seqs_.size(), 0.0f);
-  std::vector<uint32_t> reached;
+  if (inherited.size() < seqs_.size()) inherited.resize(seqs_.size(), 0.0f);
+  thread_local std::vector<uint32_t> reached;
+  reached.clear();
   for (uint32_t doc : *touched) {
     const float s = (*scores)[doc];
     if (s <= 0 || !Admits(doc, q, {})) continue;
@@ -200,6 +203,7 @@ void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
   for (uint32_t doc : reached) {
     if ((*scores)[doc] == 0.0f) touched->push_back(doc);
     (*scores)[doc] += static_cast<float>(p.context_weight) * inherited[doc];
+    inherited[doc] = 0.0f;
   }
 }
 
@@ -229,7 +233,8 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
   const LexicalParams& p = q.params;
   Weights weights = QueryWeights(q.text, p.stem);
   if (weights.empty() && (named.empty() || p.speaker_weight <= 0)) return false;
-  scores->assign(n, 0.0f);
+  // `scores` is all zero on entry (the callers reset what they touched).
+  if (scores->size() < n) scores->resize(n, 0.0f);
   touched->clear();
   // Only messages after after_seq can count: when documents arrived in seq
   // order they are a suffix of the document ids (the unwritten tail of a
@@ -275,6 +280,7 @@ std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
   out.reserve(touched.size());
   for (uint32_t doc : touched) {
     if (scores[doc] > 0 && Admits(doc, q, only)) out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
+    scores[doc] = 0.0f;
   }
   auto better = [](const ScoredSeq& a, const ScoredSeq& b) {
     return a.score != b.score ? a.score > b.score : a.seq < b.seq;
@@ -296,8 +302,10 @@ std::map<std::string, ScoredSeq> Bm25Index::BestPerSpeaker(const LexicalQuery& q
   if (!ScoreQuery(q, &scores, &touched)) return out;
   std::map<uint32_t, ScoredSeq> best;
   for (uint32_t doc : touched) {
-    if (scores[doc] <= 0 || !Admits(doc, q, only)) continue;
-    ScoredSeq hit{seqs_[doc], scores[doc]};
+    const float score = scores[doc];
+    scores[doc] = 0.0f;
+    if (score <= 0 || !Admits(doc, q, only)) continue;
+    ScoredSeq hit{seqs_[doc], score};
     auto [it, fresh] = best.emplace(speakers_[doc], hit);
     if (!fresh && (hit.score > it->second.score ||
                    (hit.score == it->second.score && hit.seq < it->second.seq))) {
