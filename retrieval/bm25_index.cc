@@ -277,18 +277,24 @@ std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
   thread_local std::vector<float> scores;
   thread_local std::vector<uint32_t> touched;
   if (!ScoreQuery(q, &scores, &touched)) return out;
-  out.reserve(touched.size());
+  // Every scored document is a candidate: reuse the buffer (on a large
+  // channel a common word touches most of it).
+  thread_local std::vector<ScoredSeq> candidates;
+  candidates.clear();
   for (uint32_t doc : touched) {
-    if (scores[doc] > 0 && Admits(doc, q, only)) out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
+    if (scores[doc] > 0 && Admits(doc, q, only)) {
+      candidates.push_back(ScoredSeq{seqs_[doc], scores[doc]});
+    }
     scores[doc] = 0.0f;
   }
   auto better = [](const ScoredSeq& a, const ScoredSeq& b) {
     return a.score != b.score ? a.score > b.score : a.seq < b.seq;
   };
-  if (out.size() > q.k) {
-    std::nth_element(out.begin(), out.begin() + q.k, out.end(), better);
-    out.resize(q.k);
+  const size_t k = std::min<size_t>(q.k, candidates.size());
+  if (candidates.size() > k) {
+    std::nth_element(candidates.begin(), candidates.begin() + k, candidates.end(), better);
   }
+  out.assign(candidates.begin(), candidates.begin() + k);
   std::sort(out.begin(), out.end(), better);
   return out;
 }
