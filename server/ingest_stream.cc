@@ -65,25 +65,14 @@ class IngestStreamReactor final
     }
     if (read_more) StartRead(&in_);
     grpc::ByteBuffer ack = Store(ticket, channel, *chunk);
-    const grpc::ByteBuffer* write = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
+    Advance([&] {
       --in_progress_;
       if (!write_failed_) ready_.emplace(ticket, std::move(ack));
-      write = NextWriteLocked();
-      read_more = !reading_ && CanReadLocked();
-      if (read_more) reading_ = true;
-    }
-    if (write != nullptr) StartWrite(write);
-    if (read_more) StartRead(&in_);
-    MaybeFinish();
+    });
   }
 
   void OnWriteDone(bool ok) override {
-    const grpc::ByteBuffer* write = nullptr;
-    bool read_more = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
+    Advance([&] {
       ready_.erase(ready_.begin());
       writing_ = false;
       ++next_write_;
@@ -92,13 +81,7 @@ class IngestStreamReactor final
         if (end_status_.ok()) end_status_ = absl::CancelledError("client went away before the ack");
         ready_.clear();
       }
-      write = NextWriteLocked();
-      read_more = !reading_ && CanReadLocked();
-      if (read_more) reading_ = true;
-    }
-    if (write != nullptr) StartWrite(write);
-    if (read_more) StartRead(&in_);
-    MaybeFinish();
+    });
   }
 
   void OnDone() override { delete this; }
@@ -156,6 +139,24 @@ class IngestStreamReactor final
       LOG_WARN("ingest stream: acknowledgement not encoded").Str("error", s.message());
     }
     return out;
+  }
+
+  // Applies `update` to the shared state, then starts what it allows: the
+  // next acknowledgement's write, the next read, or the end of the call.
+  template <typename Update>
+  void Advance(Update update) {
+    const grpc::ByteBuffer* write = nullptr;
+    bool read_more = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      update();
+      write = NextWriteLocked();
+      read_more = !reading_ && CanReadLocked();
+      if (read_more) reading_ = true;
+    }
+    if (write != nullptr) StartWrite(write);
+    if (read_more) StartRead(&in_);
+    MaybeFinish();
   }
 
   // REQUIRES: mu_ held.
