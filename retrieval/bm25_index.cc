@@ -33,22 +33,29 @@ void Bm25Index::Add(const storage::Message& m) {
   if (doc_of_seq_.contains(m.seq)) return;
   const uint32_t doc = static_cast<uint32_t>(seqs_.size());
   std::vector<std::string> tokens = IndexTokens(m.text);
-  absl::flat_hash_map<uint32_t, uint32_t> tf;
+  // Each token counts for its word and its stem; term frequencies by
+  // counting runs of the sorted term ids.
+  std::vector<uint32_t> terms;
+  terms.reserve(2 * tokens.size());
   for (const auto& t : tokens) {
     const uint32_t word = Intern(t);
-    ++tf[word];
     // A word is stemmed once, when it is first seen.
     if (stem_of_[word] == kNoStem) {
       const uint32_t stem = Intern(std::string(1, kStemMark) + SnowballStem(t));
       stem_of_[word] = stem;
     }
-    ++tf[stem_of_[word]];
+    terms.push_back(word);
+    terms.push_back(stem_of_[word]);
   }
+  std::sort(terms.begin(), terms.end());
   std::vector<Posting> forward;
-  forward.reserve(tf.size());
-  for (const auto& [term, count] : tf) {
-    postings_[term].push_back(Posting{doc, count});
-    forward.push_back(Posting{term, count});
+  for (size_t i = 0; i < terms.size();) {
+    size_t j = i;
+    while (j < terms.size() && terms[j] == terms[i]) ++j;
+    const auto count = static_cast<uint32_t>(j - i);
+    postings_[terms[i]].push_back(Posting{doc, count});
+    forward.push_back(Posting{terms[i], count});
+    i = j;
   }
   forward_.push_back(std::move(forward));
   seqs_.push_back(m.seq);
