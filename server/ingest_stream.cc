@@ -1,5 +1,6 @@
 #include "server/ingest_stream.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -19,8 +20,12 @@ namespace {
 
 // Chunks of one stream stored at once: the next chunk is decoded, validated
 // and appended while the previous one is being indexed. Appends keep the
-// stream's order (a chunk waits for its turn); acknowledgements too.
+// stream's order (a chunk waits for its turn, holding a gRPC callback
+// thread); acknowledgements too. With several streams open the callback
+// threads have other streams' chunks to store instead of waiting, so each
+// stream then keeps one chunk in progress.
 constexpr size_t kMaxChunksInProgress = 2;
+std::atomic<int> open_streams{0};
 // Acknowledgements waiting for the transport before reading pauses: a
 // client that does not read its acks stops being read.
 constexpr size_t kMaxQueuedAcks = 32;
@@ -35,6 +40,8 @@ class IngestStreamReactor final
       Finish(scope_.Done(admitted));
       return;
     }
+    counted_ = true;
+    ++open_streams;
     reading_ = true;
     StartRead(&in_);
   }
@@ -84,7 +91,10 @@ class IngestStreamReactor final
     });
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    if (counted_) --open_streams;
+    delete this;
+  }
 
  private:
   // Decodes the chunk just read and checks its channel against the stream's.
@@ -161,7 +171,8 @@ class IngestStreamReactor final
 
   // REQUIRES: mu_ held.
   bool CanReadLocked() const {
-    return !reads_ended_ && !write_failed_ && in_progress_ < kMaxChunksInProgress &&
+    const size_t limit = open_streams.load(std::memory_order_relaxed) > 1 ? 1 : kMaxChunksInProgress;
+    return !reads_ended_ && !write_failed_ && in_progress_ < limit &&
            ready_.size() + in_progress_ < kMaxQueuedAcks;
   }
   // The acknowledgement to write next, in chunk order; null when it is not
@@ -202,6 +213,7 @@ class IngestStreamReactor final
   ServerMetrics* const metrics_;
   const IngestChunkFn ingest_;
   RpcScope scope_;
+  bool counted_ = false;  // in open_streams
   // The read side's (one read in flight at a time).
   std::string channel_;
   uint64_t chunk_index_ = 0;

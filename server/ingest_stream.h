@@ -1,9 +1,10 @@
 // The IngestStream RPC's reactor: chunks in, one acknowledgement per chunk
-// out, both in the stream's order. Two chunks are in progress at once: one
-// is decoded, validated and appended while the other is indexed (BM25,
-// embedding queue), and acknowledgements are written while the next chunks
-// are read, so a client's window of chunks keeps the store busy instead of
-// waiting for each acknowledgement's round trip.
+// out, both in the stream's order. While it is the only stream open, two of
+// its chunks are in progress at once: one is decoded, validated and appended
+// while the other is indexed (BM25, embedding queue). Acknowledgements are
+// written while the next chunks are read, so a client's window of chunks
+// keeps the store busy instead of waiting for each acknowledgement's round
+// trip.
 #ifndef SPEAKERMEM_SERVER_INGEST_STREAM_H_
 #define SPEAKERMEM_SERVER_INGEST_STREAM_H_
 
