@@ -17,6 +17,7 @@
 #include "rocksdb/utilities/checkpoint.h"
 #include "rocksdb/utilities/options_util.h"
 #include "rocksdb/write_batch.h"
+#include "storage/index_hint.h"
 #include "storage/keys.h"
 #include "storage/migrate_ordinals.h"
 #include "storage/store.h"
@@ -1151,41 +1152,6 @@ absl::Status RocksStore::Flush() {
   return FromRocks(db_->Flush(fo, hs), "flush");
 }
 
-// Memtable insert hints for the index family: the prefix of a key up to and
-// including the NUL that ends its variable part (session), the speaker's
-// ordinal, or up to the kind byte for message-id keys. Each speaker's and session's keys
-// arrive in seq order, so with a hint per prefix their skiplist inserts are
-// nearly sequential instead of a full search (perf showed memtable key
-// comparisons dominating ingest).
-class IndexHintPrefix : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "speakermem.IndexHintPrefix"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), PrefixLength(key));
-  }
-  bool InDomain(const rocksdb::Slice& key) const override { return PrefixLength(key) > 0; }
-
- private:
-  static size_t PrefixLength(const rocksdb::Slice& key) {
-    const char* d = key.data();
-    const size_t n = key.size();
-    int nuls = 0;
-    size_t i = 0;
-    for (; i < n && nuls < 2; ++i) nuls += d[i] == '\0';
-    if (nuls < 2 || i >= n) return 0;
-    const char kind = d[i];
-    if (kind == 'i') return i + 1;
-    // A speaker's keys: the ordinal mark and the 4-byte ordinal, which may
-    // hold NUL bytes itself.
-    if (kind == 's' && i + 6 <= n && d[i + 1] == keys::kOrdinalMark) return i + 6;
-    if (kind != 's' && kind != 't') return 0;
-    for (size_t j = i + 1; j < n; ++j) {
-      if (d[j] == '\0') return j + 1;
-    }
-    return 0;
-  }
-};
-
 rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
                                        std::shared_ptr<rocksdb::Cache> cache,
                                        ColumnFamily family) {
@@ -1212,7 +1178,7 @@ rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
     cfo.bottommost_compression = rocksdb::kNoCompression;
   }
   if (family == ColumnFamily::kIndex) {
-    cfo.memtable_insert_with_hint_prefix_extractor = std::make_shared<IndexHintPrefix>();
+    cfo.memtable_insert_with_hint_prefix_extractor = NewIndexHintPrefix();
   }
   if (family == ColumnFamily::kEpisodic || family == ColumnFamily::kIndex) {
     cfo.write_buffer_size = 32u << 20;
