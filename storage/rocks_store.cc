@@ -345,8 +345,10 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
   // Which client ids are stored already?
   std::vector<std::string> id_keys;
   std::vector<size_t> id_index;
+  std::vector<size_t> id_slot(messages->size(), SIZE_MAX);  // message -> its key in id_keys
   for (size_t i = 0; i < messages->size(); ++i) {
     if (!(*messages)[i].message_id.empty()) {
+      id_slot[i] = id_keys.size();
       id_keys.push_back(keys::MessageIdKey(ch, (*messages)[i].message_id));
       id_index.push_back(i);
     }
@@ -412,7 +414,11 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
     batch.Put(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, m.seq), value);
     std::string seq_be;
     keys::AppendBE64(m.seq, &seq_be);
-    id_keys_out.emplace_back(keys::MessageIdKey(ch, m.message_id), std::move(seq_be));
+    // The key looked up above is written as it is (a message without an id
+    // got "~seq" just now and has none yet).
+    id_keys_out.emplace_back(id_slot[i] != SIZE_MAX ? std::move(id_keys[id_slot[i]])
+                                                    : keys::MessageIdKey(ch, m.message_id),
+                             std::move(seq_be));
 
     auto t = touched.find(m.speaker_id);
     if (t == touched.end()) {
