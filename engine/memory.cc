@@ -82,7 +82,7 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
   SM_ASSIGN_OR_RETURN(retrieval::QueryStages stages,
                       retrieval::BuildQueryStages(options.models, metrics));
   SM_ASSIGN_OR_RETURN(std::unique_ptr<writer::WriterModel> writer_model,
-                      writer::BuildWriter(options.models, metrics));
+                      writer::BuildWriter(options.models, metrics, options.writer.offline));
   SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
                       storage::Store::Open(options.store));
   std::unique_ptr<Memory> memory(new Memory(options, clock, std::move(store), std::move(stages)));

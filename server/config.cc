@@ -328,6 +328,15 @@ std::vector<Knob> BuildKnobs() {
                               "`writer.max_heads`.",
                               [](C* c) { return &c->memory.writer.head_token_budget; }, 0,
                               1000000));
+  k.push_back(IntKnob<size_t>("writer", "offline_min_content",
+                              "Offline Writer: content words a clause needs to be remembered (a "
+                              "clause whose subject is \"I\" needs one).",
+                              [](C* c) { return &c->memory.writer.offline.min_content; }, 1, 100));
+  k.push_back(DoubleKnob("writer", "offline_merge_similarity",
+                         "Offline Writer: within a segment, a record joins an earlier one of the "
+                         "same owner, layer and source when their content words overlap at least "
+                         "this much (Jaccard); 0 joins all of them.",
+                         [](C* c) { return &c->memory.writer.offline.merge_similarity; }, 0, 1));
   for (const auto& [key, help] : llm::EndpointFields()) {
     Knob knob{"model", key, help, nullptr, nullptr};
     std::string field = key;

@@ -192,10 +192,11 @@ std::unique_ptr<WriterModel> NewModelWriter(std::shared_ptr<llm::ModelClient> cl
 
 absl::StatusOr<std::unique_ptr<WriterModel>> BuildWriter(const llm::ModelsConfig& config,
                                                          llm::LlmMetrics* metrics,
+                                                         const OfflineWriterParams& offline,
                                                          const llm::EnvLookup& env) {
   absl::StatusOr<llm::EndpointConfig> c = config.Resolve("writer");
   if (!c.ok()) return c.status();
-  if (c->provider != "openai") return NewOfflineWriter();
+  if (c->provider != "openai") return NewOfflineWriter(offline);
   absl::StatusOr<std::unique_ptr<llm::ModelClient>> client = llm::NewOpenAiClient(*c, metrics, env);
   if (!client.ok()) return client.status();
   return NewSplittingWriter(NewModelWriter(std::shared_ptr<llm::ModelClient>(std::move(*client))),

@@ -596,11 +596,9 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (ws.size() >= 3 && ws[ws.size() - 2].lower == "it" && ws.back().lower == "is") {
     return group_reading("choice made");
   }
-  // Advice or a request to the person addressed concerns their matter.
-  if (In(w0, ImperativeVerbs()) && !addressee.speaker_id.empty() &&
-      addressee.speaker_id != ctx.speaker.speaker_id) {
-    return other_reading(addressee, ws, "advice to the addressee");
-  }
+  // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
+  // speaker would have someone do, not something that is so of anyone.
+  if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
   if (const WriterRosterMember* m = Member(ws[0], ctx); m != nullptr) {
     if (m->speaker_id == ctx.speaker.speaker_id) {
       std::vector<Word> rest(ws.begin() + 1, ws.end());

@@ -5,7 +5,9 @@
 //
 // A message is cut into clauses (sentence ends, semicolons, line breaks,
 // emoji used as punctuation). Each clause is read in turn:
-//   * questions, acknowledgements, reactions and filler carry nothing;
+//   * questions, acknowledgements, reactions and filler carry nothing, nor
+//     does advice or a request ("Ask Sam", "Take one trip at a time"): it
+//     says what the speaker would have someone do, not what is so;
 //   * leading discourse markers ("yeah", "honestly", "anyway") and
 //     vocatives ("Priya, ...") are dropped, a vocative naming the addressee;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,

@@ -137,10 +137,11 @@ std::unique_ptr<WriterModel> NewModelWriter(std::shared_ptr<llm::ModelClient> cl
 std::unique_ptr<WriterModel> NewSplittingWriter(std::unique_ptr<WriterModel> inner,
                                                 llm::LlmMetrics* metrics);
 
-// The Writer of `config` ("writer" stage). FAILED_PRECONDITION when its API
-// key variable is unset.
+// The Writer of `config` ("writer" stage); the offline one with `offline`'s
+// constants. FAILED_PRECONDITION when its API key variable is unset.
 absl::StatusOr<std::unique_ptr<WriterModel>> BuildWriter(const llm::ModelsConfig& config,
                                                          llm::LlmMetrics* metrics,
+                                                         const OfflineWriterParams& offline = {},
                                                          const llm::EnvLookup& env = llm::GetEnv);
 
 }  // namespace speakermem::writer

@@ -55,6 +55,9 @@ struct WriterOptions {
   // the raw model output, the validation report, the applied actions) for
   // export as SFT/RL data. Default: false.
   bool capture_trajectories = false;
+  // The offline (rule-based) Writer's constants; ignored with a model.
+  // Defaults: chosen leave-one-network-out (OfflineWriterParams).
+  OfflineWriterParams offline;
 };
 
 // Thread-safe.

@@ -56,6 +56,19 @@ TEST_CASE("file, then environment, then flags override", "[config]") {
   CHECK(d.memory.store.path == "/var/lib/sm");   // file beats default
 }
 
+TEST_CASE("the offline Writer's constants are knobs", "[config]") {
+  ServerConfig c;
+  REQUIRE_OK(Load({"--set", "writer.offline_min_content=3"},
+                  {"SPEAKERMEM_WRITER_OFFLINE_MERGE_SIMILARITY=0.4"}, &c));
+  CHECK(c.memory.writer.offline.min_content == 3);
+  CHECK(c.memory.writer.offline.merge_similarity == 0.4);
+  ServerConfig d;
+  REQUIRE_CODE(Load({"--set", "writer.offline_min_content=0"}, {}, &d),
+               absl::StatusCode::kInvalidArgument);
+  REQUIRE_CODE(Load({}, {"SPEAKERMEM_WRITER_OFFLINE_MERGE_SIMILARITY=1.5"}, &d),
+               absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("bad config is INVALID_ARGUMENT naming the key", "[config]") {
   ServerConfig c;
   absl::Status s = Load({"--limits.max_text_bytes=lots"}, {}, &c);

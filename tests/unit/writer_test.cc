@@ -226,7 +226,7 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(e[0].content == "No flights after nine this month");
 }
 
-TEST_CASE("offline Writer: a person's own need is their core, advice their addressee's",
+TEST_CASE("offline Writer: a person's own need is their core, advice or a request nothing",
           "[writer]") {
   auto a = Write(
       {Msg("dana", "Any city works for me, but I'm vegetarian, so the venue needs real options.")});
@@ -235,13 +235,45 @@ TEST_CASE("offline Writer: a person's own need is their core, advice their addre
   CHECK(a[0].layer == "core");
   CHECK(a[0].content.find("Dana is vegetarian") != std::string::npos);
 
-  WriterMessage advice = Msg("alice", "Take one trip at a time, the flights will calm down");
-  advice.reply_to_speaker_id = "chen";
-  auto b = Write({advice});
-  REQUIRE(b.size() == 1);
-  CHECK(b[0].owner == "chen");
-  CHECK(b[0].source == "alice");
-  CHECK(b[0].layer == "profile");
+  // Advice or a request is what the speaker would have someone do: nothing
+  // is so of the addressee (or of the speaker) because of it.
+  for (const char* text : {"Take one trip at a time, the flights will calm down",
+                           "Ask Sam about the tickets before Friday",
+                           "Come to the drinks next time though, genuinely"}) {
+    WriterMessage advice = Msg("alice", text);
+    advice.reply_to_speaker_id = "chen";
+    auto b = Write({advice});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].type == Type::kNoop);
+  }
+  // A statement about the person replied to is still their profile.
+  WriterMessage about = Msg("alice", "You always pick the quiet places, Chen");
+  about.reply_to_speaker_id = "chen";
+  auto c = Write({about});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "chen");
+  CHECK(c[0].source == "alice");
+  CHECK(c[0].layer == "profile");
+}
+
+TEST_CASE("BuildWriter gives the offline Writer the configured constants", "[writer]") {
+  llm::ModelsConfig models;  // offline provider
+  WriterInput in;
+  in.roster = Roster();
+  in.messages = {Msg("bob", "Consistency matters")};
+  in.max_actions = 8;
+  auto count = [&](const OfflineWriterParams& p) {
+    auto w = BuildWriter(models, nullptr, p);
+    REQUIRE_OK(w);
+    llm::StageCall call;
+    auto out = (*w)->Write(in, &call);
+    REQUIRE_OK(out);
+    return out->actions.front().type;
+  };
+  CHECK(count({}) == Type::kAdd);  // two content words: remembered by default
+  OfflineWriterParams strict;
+  strict.min_content = 3;
+  CHECK(count(strict) == Type::kNoop);
 }
 
 TEST_CASE("offline Writer: emoji end a clause and do not reach the record", "[writer]") {
