@@ -223,6 +223,23 @@ std::vector<const storage::Message*> Support(const std::string& owner, const std
     out.push_back(s.m);
   }
   if (out.empty() && !segment.empty()) out.push_back(&segment.back());
+  // What the best support answers is part of its meaning ("sure" to "drinks
+  // at Lena's after?"): the message it replies to, else the segment's last
+  // earlier message by someone else, when room is left.
+  if (out.size() < 3) {
+    const storage::Message* best_m = out.front();
+    const storage::Message* prompt = nullptr;
+    for (const auto& m : segment) {
+      if (&m == best_m) break;
+      if (!best_m->reply_to.empty() ? m.message_id == best_m->reply_to
+                                    : m.speaker_id != best_m->speaker_id) {
+        prompt = &m;
+      }
+    }
+    if (prompt != nullptr && std::find(out.begin(), out.end(), prompt) == out.end()) {
+      out.push_back(prompt);
+    }
+  }
   return out;
 }
 

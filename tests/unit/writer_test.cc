@@ -467,6 +467,30 @@ TEST_CASE("BuildApply fills ids, provenance, time and chain links", "[writer][va
   CHECK(apply.superseded[0] == std::make_pair(std::string("r000000000007"), b.record_id));
 }
 
+TEST_CASE("a record's provenance holds what its best support answers", "[writer][validate]") {
+  ValidationContext ctx;
+  ctx.roster = Roster();
+  ValidationReport rep;
+  rep.accepted.push_back(Add("bob", "bob", "core", "Bob is up for drinks at the harbour bar"));
+  std::vector<storage::Message> seg(4);
+  seg[0] = storage::Message{"m1", 1, "Alice", "alice", "Drinks at the harbour bar after?", 1000,
+                            "s1", 0, "", {}};
+  seg[1] = storage::Message{"m2", 2, "Chen", "chen", "the weather is nice", 2000, "s1", 1, "", {}};
+  seg[2] = storage::Message{"m3", 3, "Bob", "bob", "I'm up for drinks", 3000, "s1", 2, "m1", {}};
+  seg[3] = storage::Message{"m4", 4, "Dana", "dana", "lol", 4000, "s1", 3, "", {}};
+  storage::WriterState state;
+  // The reply target, though another message came between.
+  auto a = BuildApply(rep, ctx, seg, state, 99);
+  REQUIRE(a.new_records.size() == 1);
+  CHECK(a.new_records[0].from_ids == std::vector<std::string>{"m3", "m1"});
+  CHECK(a.new_records[0].valid_at_ms == 3000);  // the record's own statement, not the prompt
+  // Without a reply target: the last earlier message by someone else.
+  seg[2].reply_to.clear();
+  auto b = BuildApply(rep, ctx, seg, state, 99);
+  REQUIRE(b.new_records.size() == 1);
+  CHECK(b.new_records[0].from_ids == std::vector<std::string>{"m3", "m2"});
+}
+
 TEST_CASE("the Writer sees each message's reply target, in the segment or the store",
           "[writer][segmenter]") {
   speakermem::testing::TempDir dir;
