@@ -230,6 +230,28 @@ int RowsStudy::Run(const std::string& md_out) {
                                        loo->in_sample.at("provenance_weight"),
                                        loo->in_sample.at("record_floor"),
                                        loo->in_sample.at("fallback_floor")));
+  // The trade-off the floor makes: every record floor of the grid at the
+  // other constants chosen on all conversations.
+  md += "\n## Precision against coverage\n\nEvery record floor of the grid, the other "
+        "constants as chosen on all conversations (in-sample: this shows the trade-off, it "
+        "chooses nothing).\n\n| data | record_floor | records per question | from_ids "
+        "precision % | gold covered by S2 from_ids % | gold covered by S1 top-10 or S2 % | "
+        "explicit empty rows |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& d : datasets) {
+    for (const auto& c : Floors()) {
+      if (c.name != "record_floor") continue;
+      for (double floor : c.grid) {
+        Setting at = loo->in_sample;
+        at["record_floor"] = floor;
+        absl::StatusOr<const std::vector<QuestionScore>*> sc = tuner.Score(at);
+        if (!sc.ok()) return fail(sc.status());
+        Figures f = Summarise(**sc, convs_, d);
+        absl::StrAppend(&md, absl::StrFormat("| %s | %g | %.2f | %.1f | %.1f | %.1f | %.0f |\n",
+                                             d, floor, f.records_per_q, f.precision,
+                                             f.s2_coverage, f.union_coverage, f.empty_rows));
+      }
+    }
+  }
   const retrieval::RowParams compiled;
   const bool same = compiled.provenance_weight == loo->in_sample.at("provenance_weight") &&
                     compiled.record_floor_offline == loo->in_sample.at("record_floor") &&
