@@ -88,8 +88,9 @@ inline Latency Summarize(std::vector<double> ms) {
 
 // Parses "--name value" pairs into the matching setters; exits with a
 // message on an unknown flag, a missing value or a bad number.
-inline void ParseFlags(int argc, char** argv,
-                       const std::map<std::string, std::function<void(const std::string&)>>& flags) {
+inline void ParseFlags(
+    int argc, char** argv,
+    const std::map<std::string, std::function<void(const std::string&)>>& flags) {
   for (int i = 1; i < argc; ++i) {
     auto it = flags.find(argv[i]);
     if (it == flags.end() || i + 1 >= argc) {

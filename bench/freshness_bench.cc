@@ -44,8 +44,8 @@ struct Last {
 
 struct Sample {
   double lag_messages = 0;
-  double lag_s = 0;          // message-time span of the unwritten tail
-  double oldest_age_s = 0;   // wall-clock age of the oldest unwritten message
+  double lag_s = 0;         // message-time span of the unwritten tail
+  double oldest_age_s = 0;  // wall-clock age of the oldest unwritten message
   bool target_unwritten = false;
   bool target_in_evidence = false;
   bool cites_newer = false;
@@ -63,10 +63,11 @@ int Run(const Options& opt) {
   auto mem = engine::Memory::Open(mo, Clock::Real());
   if (!mem.ok() || !(*mem)->RebuildIndexes(nullptr).ok() || !(*mem)->StartWriter().ok()) return 1;
   engine::Memory* m = mem->get();
-  std::printf("Derivation lag: %zu channels, %zu msg/s in all, %zu s, %zu queries/s, offline "
-              "Writer (window %zu, idle flush %d ms), %u hardware threads\n",
-              opt.channels, opt.rate, opt.seconds, opt.qps, mo.writer.window,
-              mo.writer.idle_flush_ms, std::thread::hardware_concurrency());
+  std::printf(
+      "Derivation lag: %zu channels, %zu msg/s in all, %zu s, %zu queries/s, offline "
+      "Writer (window %zu, idle flush %d ms), %u hardware threads\n",
+      opt.channels, opt.rate, opt.seconds, opt.qps, mo.writer.window, mo.writer.idle_flush_ms,
+      std::thread::hardware_concurrency());
   std::vector<storage::ChannelRef> chans;
   for (size_t c = 0; c < opt.channels; ++c) {
     chans.push_back({storage::kDefaultTenant, absl::StrCat("live", c)});
@@ -131,7 +132,8 @@ int Run(const Options& opt) {
       words.push_back(target.text.substr(p, q - p));
     }
     std::string question = "What was said about";
-    for (size_t i = 0; i < 3 && i < words.size(); ++i) question += " " + words[qc.rng()() % words.size()];
+    for (size_t i = 0; i < 3 && i < words.size(); ++i)
+      question += " " + words[qc.rng()() % words.size()];
     question += "?";
     engine::QueryParams p;
     p.channel = chans[c];
@@ -186,18 +188,21 @@ int Run(const Options& opt) {
               lm.max_ms);
   std::printf("%-44s %10.1f %10.1f %10.1f\n", "  seconds spanned by the unwritten tail", ls.p50_ms,
               ls.p99_ms, ls.max_ms);
-  std::printf("%-44s %10.1f %10.1f %10.1f\n", "  age (s) of the oldest unwritten message", la.p50_ms,
-              la.p99_ms, la.max_ms);
-  std::printf("bound: a segment starts at window = %zu messages or after idle flush (%.0f s) of "
-              "quiet; lag beyond window means the Writer is behind\n",
-              mo.writer.window, mo.writer.idle_flush_ms / 1000.0);
-  std::printf("queries whose target message was not yet derived: %zu of %zu (%.1f%%): memory "
-              "alone would have answered them stale\n",
-              unwritten, samples.size(), 100.0 * unwritten / std::max<size_t>(1, samples.size()));
-  std::printf("  of those, target in the evidence: %.1f%%; answer cites a newer-than-memory "
-              "message: %.1f%%\n",
-              100.0 * found / std::max<size_t>(1, unwritten),
-              100.0 * cited / std::max<size_t>(1, unwritten));
+  std::printf("%-44s %10.1f %10.1f %10.1f\n", "  age (s) of the oldest unwritten message",
+              la.p50_ms, la.p99_ms, la.max_ms);
+  std::printf(
+      "bound: a segment starts at window = %zu messages or after idle flush (%.0f s) of "
+      "quiet; lag beyond window means the Writer is behind\n",
+      mo.writer.window, mo.writer.idle_flush_ms / 1000.0);
+  std::printf(
+      "queries whose target message was not yet derived: %zu of %zu (%.1f%%): memory "
+      "alone would have answered them stale\n",
+      unwritten, samples.size(), 100.0 * unwritten / std::max<size_t>(1, samples.size()));
+  std::printf(
+      "  of those, target in the evidence: %.1f%%; answer cites a newer-than-memory "
+      "message: %.1f%%\n",
+      100.0 * found / std::max<size_t>(1, unwritten),
+      100.0 * cited / std::max<size_t>(1, unwritten));
   mem->reset();
   std::filesystem::remove_all(dir);
   return 0;

@@ -105,9 +105,10 @@ int Main(int calls) {
   auto client = llm::NewOpenAiClient(c, nullptr);
   if (!client.ok()) return 1;
 
-  std::printf("Model gateway overhead against a local fake endpoint (zero delay), %d calls "
-              "per caller\n\n",
-              calls);
+  std::printf(
+      "Model gateway overhead against a local fake endpoint (zero delay), %d calls "
+      "per caller\n\n",
+      calls);
   std::printf("%-8s %-22s %12s %10s %10s\n", "callers", "path", "calls/s", "p50 ms", "p99 ms");
   for (int threads : {1, 16}) {
     int per = threads == 1 ? calls : std::max(1, calls / 4);
@@ -134,7 +135,7 @@ int Main(int calls) {
 
 int main(int argc, char** argv) {
   int calls = 4000;
-  speakermem::bench::ParseFlags(
-      argc, argv, {{"--calls", [&](const std::string& v) { calls = std::stoi(v); }}});
+  speakermem::bench::ParseFlags(argc, argv,
+                                {{"--calls", [&](const std::string& v) { calls = std::stoi(v); }}});
   return speakermem::bench::Main(calls);
 }

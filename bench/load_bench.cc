@@ -85,7 +85,8 @@ Phase Run(const std::string& addr, const Options& opt, int phase) {
         if (!s.ok()) ++codes[absl::StrCat(kind, " ", absl::StatusCodeToString(s.code()))];
       }
       std::lock_guard<std::mutex> lock(mu);
-      for (auto& [k, v] : lat) out.latency_ms[k].insert(out.latency_ms[k].end(), v.begin(), v.end());
+      for (auto& [k, v] : lat)
+        out.latency_ms[k].insert(out.latency_ms[k].end(), v.begin(), v.end());
       for (auto& [k, n] : codes) out.codes[k] += n;
       out.messages += msgs;
     });
@@ -146,7 +147,8 @@ int Main(const Options& opt) {
     client::ClientOptions o;
     o.addr = addr;
     absl::Status health = client::Client::Connect(o)->WaitForServing(5000);
-    std::printf("  health after the run: %s\n", health.ok() ? "SERVING" : health.ToString().c_str());
+    std::printf("  health after the run: %s\n",
+                health.ok() ? "SERVING" : health.ToString().c_str());
     (*s)->Shutdown(std::chrono::milliseconds(2000));
     s->reset();
     std::filesystem::remove_all(tmpl);

@@ -69,7 +69,8 @@ int Run(int argc, char** argv) {
     } else if (a == "--show" && i + 1 < argc) {
       show = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: model_tokens_bench [--data FILE] [--questions N] [--ask] "
+      std::fprintf(stderr,
+                   "usage: model_tokens_bench [--data FILE] [--questions N] [--ask] "
                    "[--show STAGE]\n");
       return 2;
     }
@@ -103,8 +104,8 @@ int Run(int argc, char** argv) {
       return 1;
     }
     uint64_t newest = 0;
-    auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30),
-                         &newest);
+    auto st =
+        mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
     if (!st.ok()) {
       std::fprintf(stderr, "error: %s\n", st.status().ToString().c_str());
       return 1;
@@ -146,12 +147,13 @@ int Run(int argc, char** argv) {
               convs->size(), messages,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   Summary w = Summarise(writer_calls);
-  std::printf("Writer: %zu calls, prompt tokens per message %.1f (mean over the channel), per "
-              "call mean %.0f / p95 %.0f\n",
-              writer_calls.size(), writer_total / static_cast<double>(std::max<size_t>(1, messages)),
-              w.mean, w.p95);
-  std::printf("Embed: %zu inputs; %zu records, %zu of them embedded more than once\n",
-              embed_inputs, records, embedded_twice);
+  std::printf(
+      "Writer: %zu calls, prompt tokens per message %.1f (mean over the channel), per "
+      "call mean %.0f / p95 %.0f\n",
+      writer_calls.size(), writer_total / static_cast<double>(std::max<size_t>(1, messages)),
+      w.mean, w.p95);
+  std::printf("Embed: %zu inputs; %zu records, %zu of them embedded more than once\n", embed_inputs,
+              records, embedded_twice);
 
   std::map<std::string, std::vector<double>> by_stage;
   std::vector<double> per_question;

@@ -46,7 +46,8 @@ std::vector<storage::Message> Messages(Corpus* corpus, size_t n, size_t offset) 
 
 void Ingest(engine::Memory* mem, const storage::ChannelRef& ch, std::vector<storage::Message> all) {
   for (size_t i = 0; i < all.size(); i += 500) {
-    std::vector<storage::Message> batch(all.begin() + i, all.begin() + std::min(all.size(), i + 500));
+    std::vector<storage::Message> batch(all.begin() + i,
+                                        all.begin() + std::min(all.size(), i + 500));
     if (!mem->Ingest(ch, {}, std::move(batch)).ok()) std::exit(1);
   }
 }
@@ -155,7 +156,8 @@ int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows while it runs
   // A directory of its own: two runs at once must not share a store.
-  std::string tmpl = (std::filesystem::temp_directory_path() / "speakermem-retrieval-bench-XXXXXX").string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "speakermem-retrieval-bench-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) {
     std::perror("mkdtemp");
     return 1;
@@ -183,13 +185,15 @@ int Run(const Options& opt) {
   double t_embed = SecondsSince(t0);
   uint64_t newest = 0;
   (void)(*mem)->Flush(big, true, std::chrono::minutes(30), &newest);
-  std::printf("loaded %zu messages in one channel in %.1f s (stored after %.1f s, embedded "
-              "after %.1f s, derived by the Writer after %.1f s)\n",
-              opt.messages, SecondsSince(t0), t_ingest, t_embed, SecondsSince(t0));
+  std::printf(
+      "loaded %zu messages in one channel in %.1f s (stored after %.1f s, embedded "
+      "after %.1f s, derived by the Writer after %.1f s)\n",
+      opt.messages, SecondsSince(t0), t_ingest, t_embed, SecondsSince(t0));
   {
     BackgroundIngest bg(mem->get());
     Measured m = Measure(mem->get(), &corpus, {big}, opt.queries);
-    Report(absl::StrCat("one channel of ", opt.messages, " messages, ", opt.queries, " queries").c_str(),
+    Report(absl::StrCat("one channel of ", opt.messages, " messages, ", opt.queries, " queries")
+               .c_str(),
            m, bg.Stop());
   }
 

@@ -19,8 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
-#include "common/net.h"
 #include "client/client.h"
+#include "common/net.h"
 
 namespace speakermem::bench {
 namespace {
@@ -54,16 +54,17 @@ struct Cluster {
   std::string dir;
 
   Cluster(size_t shards, bool proxy) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "speakermem-scale-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "speakermem-scale-XXXXXX").string();
     dir = mkdtemp(tmpl.data());
     for (size_t i = 0; i < shards; ++i) {
       int port = FreePort();
       shard_ports.push_back(port);
       std::string d = absl::StrCat(dir, "/s", i);
-      pids.push_back(Spawn({SPEAKERMEMD_PATH, "--data-dir", d, "--listen",
-                            absl::StrCat("127.0.0.1:", port), "--metrics-listen", "",
-                            "--log-level", "error"},
-                           d + ".log"));
+      pids.push_back(
+          Spawn({SPEAKERMEMD_PATH, "--data-dir", d, "--listen", absl::StrCat("127.0.0.1:", port),
+                 "--metrics-listen", "", "--log-level", "error"},
+                d + ".log"));
     }
     for (int p : shard_ports) {
       client::ClientOptions o;
@@ -75,7 +76,8 @@ struct Cluster {
       std::filesystem::create_directories(dir + "/nginx");
       std::ofstream conf(dir + "/nginx/nginx.conf");
       conf << "worker_processes 1;\ndaemon off;\npid " << dir << "/nginx/pid;\nerror_log " << dir
-           << "/nginx/error.log error;\nevents { worker_connections 4096; }\nhttp {\n access_log off;\n"
+           << "/nginx/error.log error;\nevents { worker_connections 4096; }\nhttp {\n access_log "
+              "off;\n"
            << " client_body_temp_path " << dir << "/nginx;\n proxy_temp_path " << dir << "/nginx;\n"
            << " fastcgi_temp_path " << dir << "/nginx;\n uwsgi_temp_path " << dir << "/nginx;\n"
            << " scgi_temp_path " << dir << "/nginx;\n"
@@ -84,8 +86,8 @@ struct Cluster {
       conf << " }\n server {\n  listen 127.0.0.1:" << proxy_port
            << " http2;\n  location / { grpc_pass grpc://s; grpc_next_upstream off; }\n }\n}\n";
       conf.close();
-      pids.push_back(Spawn({"/usr/sbin/nginx", "-c", dir + "/nginx/nginx.conf", "-p", dir + "/nginx",
-                            "-e", dir + "/nginx/error.log"},
+      pids.push_back(Spawn({"/usr/sbin/nginx", "-c", dir + "/nginx/nginx.conf", "-p",
+                            dir + "/nginx", "-e", dir + "/nginx/error.log"},
                            dir + "/nginx/stderr.log"));
       client::ClientOptions o;
       o.addr = addr();
@@ -168,7 +170,8 @@ Result Drive(const std::string& addr, const Options& opt) {
 int Main(const Options& opt) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!std::filesystem::exists("/usr/sbin/nginx")) {
-    std::fprintf(stderr, "scaleout_bench needs nginx (deploy/install-deps.sh installs nginx-light)\n");
+    std::fprintf(stderr,
+                 "scaleout_bench needs nginx (deploy/install-deps.sh installs nginx-light)\n");
     return 2;
   }
   std::printf("scale-out: %zu clients, %zu channels, %zu s per setup, %u hardware threads\n",

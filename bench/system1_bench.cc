@@ -60,7 +60,8 @@ std::vector<v1::DialogueMessage> MakeMessages(Corpus* corpus, size_t n, const st
 }
 
 std::string TempPath(const std::string& name) {
-  std::string base = std::filesystem::temp_directory_path() / ("speakermem-bench-" + name + "-XXXXXX");
+  std::string base =
+      std::filesystem::temp_directory_path() / ("speakermem-bench-" + name + "-XXXXXX");
   char* made = mkdtemp(base.data());
   if (made == nullptr) {
     std::perror("mkdtemp");
@@ -75,8 +76,7 @@ std::string TempPath(const std::string& name) {
 // message (by id, by speaker, by session/turn), put message by message: the
 // store puts them grouped by kind and sorted, which the memtable inserts
 // faster, so the store can beat this baseline.
-double RawRocksRate(const std::vector<v1::DialogueMessage>& msgs, size_t batch,
-                    bool same_keys) {
+double RawRocksRate(const std::vector<v1::DialogueMessage>& msgs, size_t batch, bool same_keys) {
   std::string dir = TempPath("raw");
   rocksdb::Options o;
   o.create_if_missing = true;
@@ -210,9 +210,8 @@ int Run(const Options& opt) {
   auto client = client::Client::Connect(co);
 
   std::string json = "{\"ingest\":[";
-  std::printf("%-6s %12s %12s %14s %14s %10s %10s %10s\n", "chunk", "grpc msg/s",
-              "store msg/s", "raw-same msg/s", "raw-min msg/s", "grpc/same", "store/same",
-              "grpc/min");
+  std::printf("%-6s %12s %12s %14s %14s %10s %10s %10s\n", "chunk", "grpc msg/s", "store msg/s",
+              "raw-same msg/s", "raw-min msg/s", "grpc/same", "store/same", "grpc/min");
   std::vector<std::string> lags;
   for (size_t chunk : {25, 500}) {
     auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("c", chunk));
@@ -254,8 +253,8 @@ int Run(const Options& opt) {
           so.chunk_size = 500;
           so.window = 16;
           size_t rejected = 0;
-          absl::Status s = own->IngestStream(absl::StrCat("bulk-", c), per_channel[c], so, nullptr,
-                                             &rejected);
+          absl::Status s =
+              own->IngestStream(absl::StrCat("bulk-", c), per_channel[c], so, nullptr, &rejected);
           if (!s.ok() || rejected != 0) failed = true;
         }
       });
@@ -268,10 +267,11 @@ int Run(const Options& opt) {
     }
     const size_t total = opt.bulk_channels * opt.bulk_per_channel;
     CatchUp caught = WaitForDerivation((*srv)->memory(), opt.bulk_channels);
-    std::printf("\nbulk load over gRPC: %zu channels x %zu messages, %zu concurrent streams, "
-                "chunks of 500: %.1f s, %.0f msg/s\n%s\n",
-                opt.bulk_channels, opt.bulk_per_channel, opt.bulk_streams, secs,
-                static_cast<double>(total) / secs, Describe(caught).c_str());
+    std::printf(
+        "\nbulk load over gRPC: %zu channels x %zu messages, %zu concurrent streams, "
+        "chunks of 500: %.1f s, %.0f msg/s\n%s\n",
+        opt.bulk_channels, opt.bulk_per_channel, opt.bulk_streams, secs,
+        static_cast<double>(total) / secs, Describe(caught).c_str());
     absl::StrAppend(&json, "\"bulk\":{\"channels\":", opt.bulk_channels,
                     ",\"msgs_per_s\":", static_cast<int64_t>(static_cast<double>(total) / secs),
                     ",\"catch_up_s\":", caught.seconds, "},");

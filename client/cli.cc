@@ -6,7 +6,6 @@
 // prints the details. --addr defaults to $SPEAKERMEM_ADDR or
 // 127.0.0.1:50151; --api-key to $SPEAKERMEM_API_KEY.
 #include <google/protobuf/util/json_util.h>
-#include <sstream>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,29 +15,30 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/client.h"
 #include "client/embedded_engine.h"
+#include "client/eval_report_cmd.h"
 #include "client/recall_study.h"
 #include "client/rows_study.h"
 #include "client/writer_study.h"
-#include "client/eval_report_cmd.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
 #include "engine/memory.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_split.h"
 #include "eval/judge.h"
-#include "writer/writer_model.h"
-#include "nlohmann/json.hpp"
 #include "eval/metrics.h"
 #include "eval/report.h"
 #include "eval/retrieval_eval.h"
 #include "eval/writer_eval.h"
+#include "nlohmann/json.hpp"
+#include "writer/writer_model.h"
 
 namespace speakermem::cli {
 namespace {
@@ -151,9 +151,9 @@ struct Args {
   }
 };
 
-const char* const kBoolFlags[] = {"json", "all", "trace", "help", "wait", "all-versions",
-                                  "history", "no-answer", "texts", "fresh", "pack", "no-s2",
-                                  "ask"};
+const char* const kBoolFlags[] = {"json",         "all",     "trace",     "help",  "wait",
+                                  "all-versions", "history", "no-answer", "texts", "fresh",
+                                  "pack",         "no-s2",   "ask"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {
@@ -188,8 +188,8 @@ bool ParseArgs(int argc, char** argv, Args* args, std::string* error) {
 }
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "speakermem: %s: %s\n",
-               absl::StatusCodeToString(s.code()).c_str(), std::string(s.message()).c_str());
+  std::fprintf(stderr, "speakermem: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+               std::string(s.message()).c_str());
   return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
@@ -334,11 +334,16 @@ int CmdIngest(client::Client* c, const Args& args) {
 
 const char* LayerLabel(v1::Layer l) {
   switch (l) {
-    case v1::CORE: return "core";
-    case v1::PROFILE: return "profile";
-    case v1::INTERACTION: return "interaction";
-    case v1::INSIGHT: return "insight";
-    default: return "?";
+    case v1::CORE:
+      return "core";
+    case v1::PROFILE:
+      return "profile";
+    case v1::INTERACTION:
+      return "interaction";
+    case v1::INSIGHT:
+      return "insight";
+    default:
+      return "?";
   }
 }
 
@@ -387,9 +392,12 @@ int CmdQuery(client::Client* c, const Args& args) {
     if (!ft.ok()) return Fail(ft.status());
     req.set_fresh_timeout_ms(static_cast<uint32_t>(*ft));
   }
-  if (mode == "bm25") req.set_mode(v1::BM25_ONLY);
-  else if (mode == "dense") req.set_mode(v1::DENSE_ONLY);
-  else if (mode != "pipeline") return Usage("query: --mode is pipeline, bm25 or dense");
+  if (mode == "bm25")
+    req.set_mode(v1::BM25_ONLY);
+  else if (mode == "dense")
+    req.set_mode(v1::DENSE_ONLY);
+  else if (mode != "pipeline")
+    return Usage("query: --mode is pipeline, bm25 or dense");
   auto resp = args.Has("no-answer") ? c->Retrieve(req) : c->Query(req);
   if (!resp.ok()) return Fail(resp.status());
   if (args.Has("json")) {
@@ -404,8 +412,7 @@ int CmdQuery(client::Client* c, const Args& args) {
     for (const auto& r : p.rows()) rows += (rows.empty() ? "" : ", ") + r;
     std::printf("   rows: %s | issue: %s | %s%s\n", rows.c_str(), p.issue().c_str(),
                 p.tense() == v1::FULL ? "full history" : "current state",
-                p.source().empty() ? ""
-                                   : (" | " + p.source() + "'s view of " + p.owner()).c_str());
+                p.source().empty() ? "" : (" | " + p.source() + "'s view of " + p.owner()).c_str());
     const auto& f = resp->freshness();
     std::printf("   memory: derived through #%llu of #%llu (%llu messages, %.0f s behind)%s\n",
                 static_cast<unsigned long long>(f.derived_through_seq()),
@@ -422,8 +429,8 @@ int CmdQuery(client::Client* c, const Args& args) {
       std::string text = m.text();
       if (text.size() > 90) text = text.substr(0, 87) + "...";
       std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s%s\n", ++i, e.score(),
-                  ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(),
-                  m.message_id().c_str(), e.newer_than_memory() ? "* " : "", text.c_str());
+                  ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.message_id().c_str(),
+                  e.newer_than_memory() ? "* " : "", text.c_str());
     }
   }
   bool any_row = false;
@@ -444,15 +451,15 @@ int CmdQuery(client::Client* c, const Args& args) {
                   r.content().c_str());
     }
     if (row.records_size() == 0 && row.has_fallback()) {
-      std::printf("  %-10s (no record; said) %s\n", row.row().c_str(), row.fallback().text().c_str());
+      std::printf("  %-10s (no record; said) %s\n", row.row().c_str(),
+                  row.fallback().text().c_str());
     }
   }
   if (args.Has("trace")) {
     std::printf("\n  trace:\n");
     for (const auto& t : resp->trace()) {
       std::printf("    %-14s %8.3f ms  calls=%u tokens=%llu/%llu %s\n", t.stage().c_str(),
-                  t.latency_ms(), t.model_calls(),
-                  static_cast<unsigned long long>(t.tokens_in()),
+                  t.latency_ms(), t.model_calls(), static_cast<unsigned long long>(t.tokens_in()),
                   static_cast<unsigned long long>(t.tokens_out()), t.note().c_str());
     }
   }
@@ -576,15 +583,17 @@ int CmdRecords(client::Client* c, const Args& args) {
   if (!limit.ok()) return Fail(limit.status());
   req.set_page_size(*limit);
   if (!args.Has("json")) {
-    std::printf("%-14s %-11s %-12s %-12s %-11s %s\n", "record", "layer", "owner", "source",
-                "utype", "content");
+    std::printf("%-14s %-11s %-12s %-12s %-11s %s\n", "record", "layer", "owner", "source", "utype",
+                "content");
   }
   do {
     auto resp = c->ListRecords(req);
     if (!resp.ok()) return Fail(resp.status());
     for (const auto& r : resp->records()) {
-      if (args.Has("json")) PrintJson(r);
-      else PrintRecord(r);
+      if (args.Has("json"))
+        PrintJson(r);
+      else
+        PrintRecord(r);
     }
     req.set_page_token(resp->next_page_token());
   } while (!req.page_token().empty());
@@ -611,8 +620,8 @@ int CmdHistory(client::Client* c, const Args& args) {
   }
   std::printf("supporting messages of %s:\n", resp->record().record_id().c_str());
   for (const auto& m : resp->supporting_messages()) {
-    std::printf("  %-10s %s  %-12s %s\n", m.message_id().c_str(), ShortTime(m.timestamp_ms()).c_str(),
-                m.speaker().c_str(), m.text().c_str());
+    std::printf("  %-10s %s  %-12s %s\n", m.message_id().c_str(),
+                ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.text().c_str());
   }
   return 0;
 }
@@ -711,7 +720,8 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   for (const auto& c : convs) {
     std::vector<v1::DialogueMessage> msgs;
     for (const auto& m : c.messages) msgs.push_back(ToWire(m));
-    if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) return Fail(s);
+    if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok())
+      return Fail(s);
   }
   // Every question sees the whole conversation derived and embedded.
   std::fprintf(stderr, "waiting for the server to derive and embed everything\n");
@@ -730,7 +740,9 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
     v1::QueryRequest req;
     req.set_channel(channel);
     req.set_question(question);
-    req.set_mode(config == "bm25" ? v1::BM25_ONLY : config == "dense" ? v1::DENSE_ONLY : v1::PIPELINE);
+    req.set_mode(config == "bm25"    ? v1::BM25_ONLY
+                 : config == "dense" ? v1::DENSE_ONLY
+                                     : v1::PIPELINE);
     req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
     auto r = client->Retrieve(req);
     if (!r.ok()) return r.status();
@@ -741,7 +753,8 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
   auto report = eval::EvaluateRetrieval(
       convs, {"bm25", "dense", "full"}, {5, 10, 20}, retrieve, [&](size_t done, size_t total) {
         if (!tty || (done % 10 != 0 && done != total)) return;
-        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         double eta = done == 0 ? 0 : secs / done * (total - done);
         std::fprintf(stderr, "\r%zu/%zu questions  ETA %.0fs ", done, total, eta);
         if (done == total) std::fputs("\n", stderr);
@@ -755,17 +768,18 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
     std::printf("%s\n", json.c_str());
     return 0;
   }
-  std::printf("%zu questions (%zu skipped without evidence, %zu evidence ids not in the "
-              "conversation)\n",
-              report->questions_total, report->questions_skipped, report->evidence_ids_dropped);
+  std::printf(
+      "%zu questions (%zu skipped without evidence, %zu evidence ids not in the "
+      "conversation)\n",
+      report->questions_total, report->questions_skipped, report->evidence_ids_dropped);
   std::printf("%-8s %10s %10s %10s %10s %10s %10s\n", "config", "recall@5", "recall@10",
               "recall@20", "hit@5", "hit@10", "hit@20");
   for (const char* name : {"bm25", "dense", "full"}) {
     const auto& st = report->configs.at(name).overall;
     double n = std::max<size_t>(1, st.questions);
-    std::printf("%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name,
-                100 * st.recall.at(5) / n, 100 * st.recall.at(10) / n, 100 * st.recall.at(20) / n,
-                100 * st.hit.at(5) / n, 100 * st.hit.at(10) / n, 100 * st.hit.at(20) / n);
+    std::printf("%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, 100 * st.recall.at(5) / n,
+                100 * st.recall.at(10) / n, 100 * st.recall.at(20) / n, 100 * st.hit.at(5) / n,
+                100 * st.hit.at(10) / n, 100 * st.hit.at(20) / n);
   }
   return 0;
 }
@@ -795,7 +809,8 @@ int CmdTrajectories(client::Client* c, const Args& args) {
       j["turn"] = transitions.size();
       j["segment_index"] = transitions.size();
       for (const auto& a : j["actions"]) {
-        if (a.contains("action") && a["action"].is_string()) ++action_counts[a["action"].get<std::string>()];
+        if (a.contains("action") && a["action"].is_string())
+          ++action_counts[a["action"].get<std::string>()];
       }
       transitions.push_back(std::move(j));
     }
@@ -813,16 +828,18 @@ int CmdTrajectories(client::Client* c, const Args& args) {
     if (!resp.ok()) return Fail(resp.status());
     for (const auto& r : resp->records()) {
       std::vector<std::string> from(r.from_ids().begin(), r.from_ids().end());
-      entries.push_back({{"entry_id", r.record_id()},
-                         {"owner", r.owner()},
-                         {"source", r.source()},
-                         {"layer", writer::PaperLayerName(absl::AsciiStrToLower(v1::Layer_Name(r.layer())))},
-                         {"utype", r.utype()},
-                         {"content", r.content()},
-                         {"from_ids", from},
-                         {"superseded_by", r.superseded_by()}});
+      entries.push_back(
+          {{"entry_id", r.record_id()},
+           {"owner", r.owner()},
+           {"source", r.source()},
+           {"layer", writer::PaperLayerName(absl::AsciiStrToLower(v1::Layer_Name(r.layer())))},
+           {"utype", r.utype()},
+           {"content", r.content()},
+           {"from_ids", from},
+           {"superseded_by", r.superseded_by()}});
       if (r.superseded_by().empty()) heads.push_back(r.record_id());
-      for (const auto& old : r.supersedes()) edges.push_back({{"old", old}, {"new", r.record_id()}});
+      for (const auto& old : r.supersedes())
+        edges.push_back({{"old", old}, {"new", r.record_id()}});
     }
     rr.set_page_token(resp->next_page_token());
   } while (!rr.page_token().empty());
@@ -848,8 +865,10 @@ int CmdTrajectories(client::Client* c, const Args& args) {
   if (args.Has("out")) {
     std::ofstream out(args.Get("out"), std::ios::trunc);
     out << text;
-    if (!out.good()) return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
-    std::fprintf(stderr, "%zu transitions written to %s\n", transitions.size(), args.Get("out").c_str());
+    if (!out.good())
+      return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
+    std::fprintf(stderr, "%zu transitions written to %s\n", transitions.size(),
+                 args.Get("out").c_str());
   } else {
     std::fputs(text.c_str(), stdout);
   }
@@ -857,13 +876,14 @@ int CmdTrajectories(client::Client* c, const Args& args) {
 }
 
 void PrintCounts(const v1::DeletionCounts& n) {
-  std::printf("messages deleted %llu, edited %llu; records deleted %llu, updated %llu; "
-              "transitions deleted %llu\n",
-              static_cast<unsigned long long>(n.messages_deleted()),
-              static_cast<unsigned long long>(n.messages_edited()),
-              static_cast<unsigned long long>(n.records_deleted()),
-              static_cast<unsigned long long>(n.records_updated()),
-              static_cast<unsigned long long>(n.transitions_deleted()));
+  std::printf(
+      "messages deleted %llu, edited %llu; records deleted %llu, updated %llu; "
+      "transitions deleted %llu\n",
+      static_cast<unsigned long long>(n.messages_deleted()),
+      static_cast<unsigned long long>(n.messages_edited()),
+      static_cast<unsigned long long>(n.records_deleted()),
+      static_cast<unsigned long long>(n.records_updated()),
+      static_cast<unsigned long long>(n.transitions_deleted()));
 }
 
 // The reply of a deletion RPC: JSON, or its counts in one line.
@@ -915,8 +935,10 @@ int CmdDeleteChannel(client::Client* c, const Args& args) {
   req.set_channel(args.Get("channel"));
   auto r = c->DeleteChannel(req);
   if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) PrintJson(*r);
-  else std::printf(r->existed() ? "channel deleted\n" : "no such channel (nothing to delete)\n");
+  if (args.Has("json"))
+    PrintJson(*r);
+  else
+    std::printf(r->existed() ? "channel deleted\n" : "no such channel (nothing to delete)\n");
   return 0;
 }
 
@@ -943,7 +965,8 @@ int CmdExport(client::Client* c, const Args& args) {
   if (!s.ok()) return Fail(s);
   out.flush();
   if (!out) return Fail(absl::InternalError("write failed"));
-  if (args.Has("out")) std::fprintf(stderr, "%zu items written to %s\n", n, args.Get("out").c_str());
+  if (args.Has("out"))
+    std::fprintf(stderr, "%zu items written to %s\n", n, args.Get("out").c_str());
   return 0;
 }
 
@@ -972,11 +995,13 @@ int CmdImport(client::Client* c, const Args& args) {
   if (args.Has("channel")) items.front().mutable_header()->set_channel(args.Get("channel"));
   auto r = c->ImportChannel(items);
   if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) PrintJson(*r);
-  else std::printf("imported %llu messages and %llu records into '%s'\n",
-                   static_cast<unsigned long long>(r->messages()),
-                   static_cast<unsigned long long>(r->records()),
-                   items.front().header().channel().c_str());
+  if (args.Has("json"))
+    PrintJson(*r);
+  else
+    std::printf("imported %llu messages and %llu records into '%s'\n",
+                static_cast<unsigned long long>(r->messages()),
+                static_cast<unsigned long long>(r->records()),
+                items.front().header().channel().c_str());
   return 0;
 }
 
@@ -986,9 +1011,11 @@ int CmdBackup(client::Client* c, const Args& args) {
   req.set_name(args.positional[1]);
   auto r = c->Backup(req);
   if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) PrintJson(*r);
-  else std::printf("backup at %s (%llu bytes) on the server\n", r->path().c_str(),
-                   static_cast<unsigned long long>(r->bytes()));
+  if (args.Has("json"))
+    PrintJson(*r);
+  else
+    std::printf("backup at %s (%llu bytes) on the server\n", r->path().c_str(),
+                static_cast<unsigned long long>(r->bytes()));
   return 0;
 }
 
@@ -1009,9 +1036,8 @@ int CmdScoreActions(client::Client* c, const Args& args) {
   v1::ScoreWriterActionsRequest req;
   auto parsed = google::protobuf::util::JsonStringToMessage(text, &req);
   if (!parsed.ok()) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat(args.positional[1], ": not a ScoreWriterActionsRequest: ",
-                     std::string(parsed.message()))));
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        args.positional[1], ": not a ScoreWriterActionsRequest: ", std::string(parsed.message()))));
   }
   auto resp = c->ScoreWriterActions(req);
   if (!resp.ok()) return Fail(resp.status());
@@ -1019,10 +1045,11 @@ int CmdScoreActions(client::Client* c, const Args& args) {
     PrintJson(*resp);
     return 0;
   }
-  std::printf("validity %.4f  (json %.2f, schema %.2f, duplicate %.2f, stop %.2f; %u attempted, "
-              "budget %u)\n",
-              resp->validity(), resp->r_json(), resp->r_schema(), resp->r_dup(), resp->r_stop(),
-              resp->attempted(), resp->action_budget());
+  std::printf(
+      "validity %.4f  (json %.2f, schema %.2f, duplicate %.2f, stop %.2f; %u attempted, "
+      "budget %u)\n",
+      resp->validity(), resp->r_json(), resp->r_schema(), resp->r_dup(), resp->r_stop(),
+      resp->attempted(), resp->action_budget());
   std::printf("penalty  %.4f  (json %d, action %d, count %d, length %d)\n", resp->penalty(),
               resp->z_json(), resp->z_act(), resp->z_count(), resp->z_len());
   for (const auto& r : resp->rejections()) {
@@ -1040,8 +1067,9 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
   if (args.positional.size() < 3) return Usage("eval report: give PATH...");
   if (!args.Has("out")) return Usage("eval report: give --out DIR");
   if (args.Has("addr") && args.Has("config")) {
-    return Usage("eval report: --addr evaluates a running server with its own configuration; "
-                 "drop --config");
+    return Usage(
+        "eval report: --addr evaluates a running server with its own configuration; "
+        "drop --config");
   }
   EvalReportOptions o;
   o.addr = args.Get("addr");
@@ -1053,7 +1081,7 @@ int CmdEvalReport(const Args& args, int argc, char** argv) {
   o.judge_model = args.Get("judge-model", "gpt-4o-mini");
   // A local judge needs no key: without --judge-key-env, OPENAI_API_KEY is
   // used only when it is set.
-  o.judge_key_env = args.Has("judge-key-env") ? args.Get("judge-key-env")
+  o.judge_key_env = args.Has("judge-key-env")                  ? args.Get("judge-key-env")
                     : std::getenv("OPENAI_API_KEY") != nullptr ? "OPENAI_API_KEY"
                                                                : "";
   o.include_texts = args.Has("texts");

@@ -56,17 +56,13 @@ class GrpcClient final : public Client {
         stub_(v1::SpeakerMem::NewStub(channel_)) {}
 
   absl::StatusOr<v1::IngestResponse> Ingest(const v1::IngestRequest& req) override {
-    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Ingest,
-                v1::IngestResponse());
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::Ingest, v1::IngestResponse());
   }
-  absl::StatusOr<v1::GetMessagesResponse> GetMessages(
-      const v1::GetMessagesRequest& req) override {
-    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetMessages,
-                v1::GetMessagesResponse());
+  absl::StatusOr<v1::GetMessagesResponse> GetMessages(const v1::GetMessagesRequest& req) override {
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetMessages, v1::GetMessagesResponse());
   }
   absl::StatusOr<v1::GetRosterResponse> GetRoster(const v1::GetRosterRequest& req) override {
-    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetRoster,
-                v1::GetRosterResponse());
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetRoster, v1::GetRosterResponse());
   }
   absl::StatusOr<v1::ListChannelsResponse> ListChannels(
       const v1::ListChannelsRequest& req) override {
@@ -80,20 +76,19 @@ class GrpcClient final : public Client {
   }
 
   absl::StatusOr<v1::FlushResponse> Flush(const v1::FlushRequest& req) override {
-    int wait_ms = req.wait() ? static_cast<int>(req.timeout_ms() == 0 ? 60000 : req.timeout_ms()) : 0;
+    int wait_ms =
+        req.wait() ? static_cast<int>(req.timeout_ms() == 0 ? 60000 : req.timeout_ms()) : 0;
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::Flush, v1::FlushResponse(),
                 wait_ms + options_.timeout_ms);
   }
   absl::StatusOr<v1::ListRecordsResponse> ListRecords(const v1::ListRecordsRequest& req) override {
-    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListRecords,
-                v1::ListRecordsResponse());
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListRecords, v1::ListRecordsResponse());
   }
   absl::StatusOr<v1::GetRecordResponse> GetRecord(const v1::GetRecordRequest& req) override {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::GetRecord, v1::GetRecordResponse());
   }
   absl::StatusOr<v1::ListParkedResponse> ListParked(const v1::ListParkedRequest& req) override {
-    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListParked,
-                v1::ListParkedResponse());
+    return Call(req.channel(), req, &v1::SpeakerMem::Stub::ListParked, v1::ListParkedResponse());
   }
 
   absl::StatusOr<v1::CorrectRecordResponse> CorrectRecord(
@@ -154,7 +149,8 @@ class GrpcClient final : public Client {
   absl::StatusOr<v1::ImportChannelResponse> ImportChannel(
       const std::vector<v1::ChannelItem>& items) override {
     grpc::ClientContext ctx;
-    std::string channel = !items.empty() && items.front().has_header() ? items.front().header().channel() : "";
+    std::string channel =
+        !items.empty() && items.front().has_header() ? items.front().header().channel() : "";
     if (absl::Status p = Prepare(&ctx, channel, 0); !p.ok()) return p;
     v1::ImportChannelResponse resp;
     std::unique_ptr<grpc::ClientWriter<v1::ChannelItem>> writer(stub_->ImportChannel(&ctx, &resp));
@@ -216,10 +212,11 @@ class GrpcClient final : public Client {
   }
 
   template <typename Req, typename Resp, typename Method>
-  absl::StatusOr<Resp> Call(const std::string& channel, const Req& req, Method method,
-                            Resp resp, int deadline_ms = 0) {
+  absl::StatusOr<Resp> Call(const std::string& channel, const Req& req, Method method, Resp resp,
+                            int deadline_ms = 0) {
     grpc::ClientContext ctx;
-    if (absl::Status p = Prepare(&ctx, channel, deadline_ms > 0 ? deadline_ms : options_.timeout_ms);
+    if (absl::Status p =
+            Prepare(&ctx, channel, deadline_ms > 0 ? deadline_ms : options_.timeout_ms);
         !p.ok()) {
       return p;
     }
@@ -296,8 +293,8 @@ absl::Status GrpcClient::WaitForServing(int timeout_ms) {
   std::string last = "no answer";
   while (std::chrono::system_clock::now() < deadline) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::min(deadline, std::chrono::system_clock::now() +
-                                            std::chrono::milliseconds(1000)));
+    ctx.set_deadline(
+        std::min(deadline, std::chrono::system_clock::now() + std::chrono::milliseconds(1000)));
     grpc::health::v1::HealthCheckRequest req;
     grpc::health::v1::HealthCheckResponse resp;
     grpc::Status s = health->Check(&ctx, req, &resp);

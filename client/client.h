@@ -86,8 +86,9 @@ class Client {
   virtual absl::StatusOr<v1::DeleteChannelResponse> DeleteChannel(
       const v1::DeleteChannelRequest& req) = 0;
   // Streams the channel's export to `on_item` (header, messages, records).
-  virtual absl::Status ExportChannel(const std::string& channel,
-                                     const std::function<absl::Status(const v1::ChannelItem&)>& on_item) = 0;
+  virtual absl::Status ExportChannel(
+      const std::string& channel,
+      const std::function<absl::Status(const v1::ChannelItem&)>& on_item) = 0;
   // Sends an export (header first) into a new channel named by the header.
   virtual absl::StatusOr<v1::ImportChannelResponse> ImportChannel(
       const std::vector<v1::ChannelItem>& items) = 0;

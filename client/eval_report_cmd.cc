@@ -9,13 +9,13 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "client/client.h"
 #include "client/embedded_engine.h"
 #include "datasets/datasets.h"
 #include "eval/judge.h"
 #include "eval/metrics.h"
 #include "eval/report.h"
 #include "eval/retrieval_eval.h"
-#include "client/client.h"
 #include "server/config.h"
 #include "server/convert.h"
 
@@ -38,7 +38,9 @@ absl::StatusOr<engine::QueryResult> RemoteQuery(client::Client* c, const std::st
   v1::QueryRequest req;
   req.set_channel(channel);
   req.set_question(question);
-  req.set_mode(config == "bm25" ? v1::BM25_ONLY : config == "dense" ? v1::DENSE_ONLY : v1::PIPELINE);
+  req.set_mode(config == "bm25"    ? v1::BM25_ONLY
+               : config == "dense" ? v1::DENSE_ONLY
+                                   : v1::PIPELINE);
   req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
   req.mutable_budgets()->set_s1_recall_n(std::max<uint32_t>(40, static_cast<uint32_t>(k)));
   for (const auto& opt : options) req.add_options(opt);
@@ -104,12 +106,16 @@ int RunEvalReport(const EvalReportOptions& o) {
     absl::StatusOr<llm::EndpointConfig> ep = config.models.Resolve(stage);
     if (!ep.ok()) return Fail(ep.status());
     data.stage_models[stage] =
-        ep->provider == "offline" ? "offline" : absl::StrCat(ep->provider, " ", ep->model, " at ",
-                                                             ep->base_url);
+        ep->provider == "offline"
+            ? "offline"
+            : absl::StrCat(ep->provider, " ", ep->model, " at ", ep->base_url);
   }
   if (*format == datasets::Format::kLocomo) {
-    data.category_names = {{"1", "multi-hop"}, {"2", "temporal"}, {"3", "open-domain"},
-                           {"4", "single-hop"}, {"5", "adversarial (abstention is correct)"}};
+    data.category_names = {{"1", "multi-hop"},
+                           {"2", "temporal"},
+                           {"3", "open-domain"},
+                           {"4", "single-hop"},
+                           {"5", "adversarial (abstention is correct)"}};
   }
   std::vector<datasets::Conversation> convs;
   for (const auto& path : o.paths) {
@@ -122,11 +128,11 @@ int RunEvalReport(const EvalReportOptions& o) {
   llm::ModelsConfig models;
   std::unique_ptr<eval::JudgeStage> judge;
   if (!o.judge_url.empty()) {
-    for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
-             {"provider", "openai"},
-             {"base_url", o.judge_url},
-             {"model", o.judge_model},
-             {"api_key_env", o.judge_key_env}}) {
+    for (auto [k, v] :
+         std::vector<std::pair<std::string, std::string>>{{"provider", "openai"},
+                                                          {"base_url", o.judge_url},
+                                                          {"model", o.judge_model},
+                                                          {"api_key_env", o.judge_key_env}}) {
       if (absl::Status s = models.SetOverride("judge", k, v); !s.ok()) return Fail(s);
     }
     auto j = eval::BuildJudge(models, nullptr);
@@ -162,8 +168,8 @@ int RunEvalReport(const EvalReportOptions& o) {
     }
     for (const auto& c : convs) {
       uint64_t newest = 0;
-      auto st = mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30),
-                           &newest);
+      auto st =
+          mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
       if (!st.ok()) return Fail(st.status());
     }
     if (!mem->WaitForEmbeddings(std::chrono::minutes(30))) {
@@ -194,10 +200,10 @@ int RunEvalReport(const EvalReportOptions& o) {
       if (auto r = remote->Flush(f); !r.ok()) return Fail(r.status());
     }
   }
-  auto query = [&](const std::string& channel, const std::string& question,
-                   const std::string& config, size_t k, bool answer,
-                   const std::vector<std::string>& options = {})
-      -> absl::StatusOr<engine::QueryResult> {
+  auto query =
+      [&](const std::string& channel, const std::string& question, const std::string& config,
+          size_t k, bool answer,
+          const std::vector<std::string>& options = {}) -> absl::StatusOr<engine::QueryResult> {
     if (remote) return RemoteQuery(remote.get(), channel, question, config, k, answer, options);
     engine::QueryParams p;
     p.options = options;
@@ -218,7 +224,8 @@ int RunEvalReport(const EvalReportOptions& o) {
       if (!tty || (done % 10 != 0 && done != total)) return;
       double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - *phase_start).count();
-      double eta = done == 0 ? 0 : secs / static_cast<double>(done) * static_cast<double>(total - done);
+      double eta =
+          done == 0 ? 0 : secs / static_cast<double>(done) * static_cast<double>(total - done);
       std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs  ETA %.0fs ", what, done, total,
                    secs, eta);
       if (done == total) std::fputs("\n", stderr);
@@ -240,7 +247,8 @@ int RunEvalReport(const EvalReportOptions& o) {
       ids.push_back("");  // what follows counts at every k
       for (const auto& row : r->pipeline.s2) {
         for (const auto* list : {&row.records, &row.sourced}) {
-          for (const auto& rec : *list) ids.insert(ids.end(), rec.from_ids.begin(), rec.from_ids.end());
+          for (const auto& rec : *list)
+            ids.insert(ids.end(), rec.from_ids.begin(), rec.from_ids.end());
         }
       }
     }

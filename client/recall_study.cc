@@ -35,9 +35,15 @@ std::vector<eval::TunableConstant> Constants() {
 
 // Textbook BM25 inside the pipeline: every component off.
 Setting Textbook() {
-  return {{kMode, 0},         {"stem", 0},           {"speaker_weight", 0},
-          {"context_weight", 0}, {"context_window", 1}, {"context_decay", 1},
-          {"prf_weight", 0},  {"dense_weight", 0},   {"select", 0}};
+  return {{kMode, 0},
+          {"stem", 0},
+          {"speaker_weight", 0},
+          {"context_weight", 0},
+          {"context_window", 1},
+          {"context_decay", 1},
+          {"prf_weight", 0},
+          {"dense_weight", 0},
+          {"select", 0}};
 }
 
 // The pipeline as it ships: every component at `s`, Select and Expand on.
@@ -75,7 +81,8 @@ Setting FromParams(const retrieval::RecallParams& p) {
 std::string Describe(const Setting& s) {
   std::string out;
   for (const auto& c : Constants()) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", c.name, "=", absl::StrFormat("%g", s.at(c.name)));
+    absl::StrAppend(&out, out.empty() ? "" : ", ", c.name, "=",
+                    absl::StrFormat("%g", s.at(c.name)));
   }
   return out;
 }
@@ -139,9 +146,10 @@ absl::Status Study::Ingest() {
   engine_ = std::move(*e);
   for (const auto& c : convs_) {
     for (size_t i = 0; i < c.messages.size(); i += 500) {
-      std::vector<storage::Message> batch(c.messages.begin() + i,
-                                          c.messages.begin() + std::min(c.messages.size(), i + 500));
-      auto r = engine_->memory()->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
+      std::vector<storage::Message> batch(
+          c.messages.begin() + i, c.messages.begin() + std::min(c.messages.size(), i + 500));
+      auto r =
+          engine_->memory()->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
       if (!r.ok()) return r.status();
     }
   }
@@ -200,7 +208,8 @@ std::string Study::AblationTable(const std::vector<Row>& rows) const {
 
 std::string Study::CategoryTable(const std::vector<Row>& rows, size_t ki) const {
   std::set<std::pair<std::string, std::string>> cats;  // (dataset, category)
-  for (const auto& q : rows.front().scores) cats.insert({convs_[q.conversation].dataset, q.category});
+  for (const auto& q : rows.front().scores)
+    cats.insert({convs_[q.conversation].dataset, q.category});
   std::string md = "| configuration |", rule = "|---|";
   for (const auto& [d, c] : cats) {
     absl::StrAppend(&md, " ", d, " ", c, " |");
@@ -246,7 +255,7 @@ std::string Study::LooTable(const eval::LooResult& loo) const {
 }
 
 absl::StatusOr<std::string> Study::PerConstantLoo(eval::RecallTuner* tuner,
-                                                   const eval::LooResult& loo) const {
+                                                  const eval::LooResult& loo) const {
   std::string md = "| constant | in-sample value | values chosen across folds |";
   for (const auto& d : datasets_) absl::StrAppend(&md, " ", d, " in-sample | ", d, " LOO |");
   md += "\n|---|---|---|";
@@ -270,7 +279,8 @@ absl::StatusOr<std::string> Study::PerConstantLoo(eval::RecallTuner* tuner,
       }
     }
     std::string values;
-    for (double v : chosen) absl::StrAppend(&values, values.empty() ? "" : ", ", absl::StrFormat("%g", v));
+    for (double v : chosen)
+      absl::StrAppend(&values, values.empty() ? "" : ", ", absl::StrFormat("%g", v));
     absl::StrAppend(&md, "| ", c.name, " | ", absl::StrFormat("%g", loo.in_sample.at(c.name)),
                     " | ", values, " |");
     for (const auto& d : datasets_) {
@@ -289,10 +299,12 @@ int Study::Run() {
   }
   auto start = std::chrono::steady_clock::now();
   eval::RecallTuner tuner(
-      &convs_,
-      eval::RecallScore([this](const auto& c, const auto& q, const auto& s) { return Rank(c, q, s); }),
+      &convs_, eval::RecallScore([this](const auto& c, const auto& q, const auto& s) {
+        return Rank(c, q, s);
+      }),
       [&](size_t n) {
-        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (options_.progress && (n % 10 == 0 || n < 5)) {
           std::fprintf(stderr, "  %zu settings scored (%.0f s)\n", n, secs);
         }
@@ -320,7 +332,8 @@ int Study::Run() {
   bm25[kMode] = 1;
   Setting dense = Textbook();
   dense[kMode] = 2;
-  if (absl::Status s = add_row("BM25 (textbook Okapi, k1 1.2, b 0.75)", bm25); !s.ok()) return fail(s);
+  if (absl::Status s = add_row("BM25 (textbook Okapi, k1 1.2, b 0.75)", bm25); !s.ok())
+    return fail(s);
   if (absl::Status s = add_row("dense only (offline embedder)", dense); !s.ok()) return fail(s);
   const std::vector<std::pair<std::string, std::vector<std::string>>> components = {
       {"+ Snowball stemming", {"stem"}},
@@ -357,9 +370,9 @@ int Study::Run() {
       }
     }
     if (!best.empty()) {
-      std::string label = absl::StrCat(name, " at ", keys.front(), "=",
-                                       absl::StrFormat("%g", best.at(keys.front())),
-                                       " (measured, not kept)");
+      std::string label =
+          absl::StrCat(name, " at ", keys.front(), "=",
+                       absl::StrFormat("%g", best.at(keys.front())), " (measured, not kept)");
       if (absl::Status s = add_row(label, best); !s.ok()) return fail(s);
     }
   }
@@ -369,8 +382,8 @@ int Study::Run() {
       !s.ok()) {
     return fail(s);
   }
-  rows.push_back(Row{"full, each conversation scored with constants chosen without it (LOO)",
-                     loo->held_out});
+  rows.push_back(
+      Row{"full, each conversation scored with constants chosen without it (LOO)", loo->held_out});
   const Setting compiled = FromParams(retrieval::RecallParams{});
   const Setting& shipped = loo->in_sample;
   std::string defaults_note =
@@ -382,8 +395,8 @@ int Study::Run() {
   std::string md = "# System 1 recall on the development data\n\n";
   absl::StatusOr<llm::EndpointConfig> embed = options_.memory.models.Resolve("embed");
   absl::StrAppend(&md, "Generated by `speakermem eval retrieval` (embedder: ",
-                  embed.ok() ? embed->provider : "unknown", "). ",
-                  convs_.size(), " conversations; every figure is evidence recall@k in percent, "
+                  embed.ok() ? embed->provider : "unknown", "). ", convs_.size(),
+                  " conversations; every figure is evidence recall@k in percent, "
                   "mean over questions with evidence.\n\n");
   absl::StrAppend(&md, "## Ablation\n\n", AblationTable(rows), "\n");
   for (size_t ki = 0; ki < 3; ++ki) {
@@ -418,9 +431,9 @@ int Study::Run() {
       nlohmann::json row;
       for (const auto& d : datasets_) {
         for (size_t ki = 0; ki < 3; ++ki) {
-          row[d][std::to_string(eval::kTuningKs[ki])] = Mean(r.scores, ki, [&](const QuestionScore& q) {
-            return convs_[q.conversation].dataset == d;
-          });
+          row[d][std::to_string(eval::kTuningKs[ki])] =
+              Mean(r.scores, ki,
+                   [&](const QuestionScore& q) { return convs_[q.conversation].dataset == d; });
         }
       }
       j["ablation"][r.name] = row;

@@ -14,9 +14,9 @@ namespace speakermem::cli {
 
 struct RecallStudyOptions {
   engine::MemoryOptions memory;  // the embedded instance (models, writer)
-  std::string json_out;  // empty: none
-  std::string md_out;    // empty: none
-  bool progress = true;  // progress lines on stderr
+  std::string json_out;          // empty: none
+  std::string md_out;            // empty: none
+  bool progress = true;          // progress lines on stderr
 };
 
 // Ingests `conversations` into an embedded instance, tunes every recall

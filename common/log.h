@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace speakermem {

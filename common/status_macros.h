@@ -9,10 +9,10 @@
 #define SM_CONCAT_(a, b) SM_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function when `expr` is not OK.
-#define SM_RETURN_IF_ERROR(expr)                    \
-  do {                                              \
-    ::absl::Status sm_status_ = (expr);             \
-    if (!sm_status_.ok()) return sm_status_;        \
+#define SM_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status sm_status_ = (expr);      \
+    if (!sm_status_.ok()) return sm_status_; \
   } while (0)
 
 // `lhs = value of expr` when `expr` (a StatusOr) is OK; otherwise returns its

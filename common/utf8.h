@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace speakermem {

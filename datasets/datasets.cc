@@ -163,7 +163,8 @@ absl::StatusOr<int64_t> ParseIsoTime(absl::string_view s) {
           if (digits < 3) ms = ms * 10 + (str[pos] - '0');
           ++digits, ++pos;
         }
-        if (digits == 0) return absl::InvalidArgumentError(absl::StrCat("unparseable time '", s, "'"));
+        if (digits == 0)
+          return absl::InvalidArgumentError(absl::StrCat("unparseable time '", s, "'"));
         for (int k = digits; k < 3; ++k) ms *= 10;
       }
     }
@@ -191,14 +192,14 @@ absl::StatusOr<int64_t> ParseIsoTime(absl::string_view s) {
 }
 
 absl::StatusOr<int64_t> ParseLocomoTime(absl::string_view s) {
-  static const char* kMonths[] = {"january", "february", "march",     "april",
-                                  "may",     "june",     "july",      "august",
-                                  "september", "october", "november", "december"};
+  static const char* kMonths[] = {"january",   "february", "march",    "april",
+                                  "may",       "june",     "july",     "august",
+                                  "september", "october",  "november", "december"};
   int h = 0, mi = 0, d = 0, y = 0;
   char ampm[3] = {0}, month[16] = {0};
   std::string str(absl::StripAsciiWhitespace(s));
-  if (std::sscanf(str.c_str(), "%d:%d %2s on %d %15[A-Za-z], %d", &h, &mi, ampm, &d, month,
-                  &y) != 6) {
+  if (std::sscanf(str.c_str(), "%d:%d %2s on %d %15[A-Za-z], %d", &h, &mi, ampm, &d, month, &y) !=
+      6) {
     return absl::InvalidArgumentError(absl::StrCat("unparseable LoCoMo time '", s, "'"));
   }
   std::string am = absl::AsciiStrToLower(ampm);
@@ -207,8 +208,7 @@ absl::StatusOr<int64_t> ParseLocomoTime(absl::string_view s) {
   for (int i = 0; i < 12; ++i) {
     if (mon == kMonths[i]) mo = i + 1;
   }
-  if (mo == 0 || h < 1 || h > 12 || mi > 59 || (am != "am" && am != "pm") ||
-      !ValidDate(y, mo, d)) {
+  if (mo == 0 || h < 1 || h > 12 || mi > 59 || (am != "am" && am != "pm") || !ValidDate(y, mo, d)) {
     return absl::InvalidArgumentError(absl::StrCat("unparseable LoCoMo time '", s, "'"));
   }
   if (h == 12) h = 0;
@@ -252,8 +252,7 @@ absl::StatusOr<std::vector<Conversation>> LoadLocomo(const std::string& path) {
         continue;
       }
       if (!conv[key].is_array()) continue;
-      SM_ASSIGN_OR_RETURN(int64_t base,
-                          ParseLocomoTime(Str(conv, (key + "_date_time").c_str())));
+      SM_ASSIGN_OR_RETURN(int64_t base, ParseLocomoTime(Str(conv, (key + "_date_time").c_str())));
       int turn = 0;
       for (const json& t : conv[key]) {
         storage::Message m;
@@ -343,9 +342,8 @@ absl::StatusOr<Conversation> LoadSocialMem(const std::string& path) {
       out_q.correct_option = Str(q, "correct_option");
       if (q.contains("options") && q["options"].is_object()) {
         for (auto it = q["options"].begin(); it != q["options"].end(); ++it) {
-          out_q.options.push_back(absl::StrCat(it.key(), ": ",
-                                               it->is_string() ? it->get<std::string>()
-                                                               : it->dump()));
+          out_q.options.push_back(
+              absl::StrCat(it.key(), ": ", it->is_string() ? it->get<std::string>() : it->dump()));
         }
       }
       if (q.contains("evidence_anchors") && q["evidence_anchors"].is_array()) {
@@ -361,7 +359,7 @@ absl::StatusOr<Conversation> LoadSocialMem(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<Conversation>> LoadJsonl(const std::string& path,
-                                                   const std::string& default_channel) {
+                                                    const std::string& default_channel) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
   std::vector<Conversation> out;

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "storage/types.h"
 
 namespace speakermem::datasets {
@@ -18,7 +18,7 @@ struct Question {
   std::string id;
   std::string question;
   std::string answer;
-  std::string category;              // "1".."5" (LoCoMo), "Q1".."Q8" (SocialMem)
+  std::string category;               // "1".."5" (LoCoMo), "Q1".."Q8" (SocialMem)
   std::vector<std::string> evidence;  // message ids, split and trimmed
   std::string answer_format;          // SocialMem: multiple_choice, long_form...
   std::vector<std::string> options;
@@ -28,7 +28,7 @@ struct Question {
 
 struct Conversation {
   std::string channel;
-  std::string dataset;  // the file's format: "locomo", "socialmem" or "jsonl"
+  std::string dataset;                     // the file's format: "locomo", "socialmem" or "jsonl"
   std::vector<storage::Message> messages;  // in conversation order
   std::vector<Question> questions;
   std::vector<std::string> speakers;  // display names, as listed by the file
@@ -57,7 +57,7 @@ absl::StatusOr<Conversation> LoadSocialMem(const std::string& path);
 // evidence?: [ids] | "id; id", category?} for its channel. Blank lines and
 // lines starting with # are skipped.
 absl::StatusOr<std::vector<Conversation>> LoadJsonl(const std::string& path,
-                                                   const std::string& default_channel);
+                                                    const std::string& default_channel);
 
 // ISO-8601 date or date-time; without a zone it is UTC. Accepts
 // "2025-10-06", "2025-10-06T12:08:00", "2025-10-06 12:08:00.250",

@@ -8,7 +8,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   librocksdb-dev libfaiss-dev libopenblas-dev libcurl4-openssl-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libutf8proc-dev libstemmer-dev
-  curl ca-certificates gnuplot-nox openssl libssl-dev
+  curl ca-certificates gnuplot-nox openssl libssl-dev clang-format
   nginx-light prometheus docker-compose python3-grpcio python3-protobuf
 )
 

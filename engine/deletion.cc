@@ -126,7 +126,8 @@ absl::StatusOr<Memory::DeletionResult> Memory::RemoveData(const storage::Channel
       pred = s.empty() ? "" : s.front();
     }
     std::string succ = x->superseded_by;
-    while (!succ.empty() && doomed.count(succ) && by_id.count(succ)) succ = by_id.at(succ)->superseded_by;
+    while (!succ.empty() && doomed.count(succ) && by_id.count(succ))
+      succ = by_id.at(succ)->superseded_by;
     if (!succ.empty() && by_id.count(succ)) {
       storage::Record& s = editable(succ);
       s.supersedes.clear();
@@ -145,7 +146,8 @@ absl::StatusOr<Memory::DeletionResult> Memory::RemoveData(const storage::Channel
   for (const auto& [first, text] : transitions) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     uint64_t last = first;
-    if (j.is_object() && j.contains("segment_last_seq") && j["segment_last_seq"].is_number_unsigned()) {
+    if (j.is_object() && j.contains("segment_last_seq") &&
+        j["segment_last_seq"].is_number_unsigned()) {
       last = j["segment_last_seq"].get<uint64_t>();
     }
     auto hit = gone_seqs.lower_bound(first);
@@ -165,7 +167,8 @@ absl::StatusOr<Memory::DeletionResult> Memory::RemoveData(const storage::Channel
   SM_RETURN_IF_ERROR(RebuildLexical(ch));
   if (target.edit) {
     std::vector<Embedder::Item> items;
-    for (const auto& m : target.messages) items.push_back(Embedder::Item{ch, m.seq, target.new_text, ""});
+    for (const auto& m : target.messages)
+      items.push_back(Embedder::Item{ch, m.seq, target.new_text, ""});
     embedder_->Enqueue(std::move(items));
   }
   // Records that changed keep their vectors (content unchanged); the row
@@ -298,7 +301,8 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
     std::vector<storage::Message> part(messages.begin() + i,
                                        messages.begin() + std::min(messages.size(), i + batch));
     absl::Status s = storage::ValidateMessages(channel.channel, {}, part, options_.limits);
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("message block at ", i, ": ", s.message()));
+    if (!s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("message block at ", i, ": ", s.message()));
   }
   std::set<std::string> message_ids, record_ids;
   for (const auto& m : messages) {
@@ -310,11 +314,13 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
   uint64_t next_record = 1;
   for (const auto& r : records) {
     uint64_t n = retrieval::RecordNumber(r.record_id);
-    if (n == 0) return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' is malformed"));
+    if (n == 0)
+      return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' is malformed"));
     if (!record_ids.insert(r.record_id).second) {
       return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' repeats"));
     }
-    if (r.layer != "core" && r.layer != "profile" && r.layer != "interaction" && r.layer != "insight") {
+    if (r.layer != "core" && r.layer != "profile" && r.layer != "interaction" &&
+        r.layer != "insight") {
       return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, ": unknown layer"));
     }
     next_record = std::max(next_record, n + 1);
@@ -322,12 +328,13 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
   for (auto& r : records) {
     for (const auto& p : r.supersedes) {
       if (!record_ids.count(p)) {
-        return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, " supersedes unknown ", p));
+        return absl::InvalidArgumentError(
+            absl::StrCat("record ", r.record_id, " supersedes unknown ", p));
       }
     }
     if (!r.superseded_by.empty() && !record_ids.count(r.superseded_by)) {
-      return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, " is superseded by unknown ",
-                                                     r.superseded_by));
+      return absl::InvalidArgumentError(
+          absl::StrCat("record ", r.record_id, " is superseded by unknown ", r.superseded_by));
     }
     std::vector<std::string> kept;
     for (auto& f : r.from_ids) {
@@ -364,14 +371,16 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
         apply.new_records = records;
         SM_RETURN_IF_ERROR(store_->ApplySegment(channel, apply));
         std::vector<Embedder::Item> items;
-        for (const auto& r : records) items.push_back(Embedder::Item{channel, 0, r.content, r.record_id});
+        for (const auto& r : records)
+          items.push_back(Embedder::Item{channel, 0, r.content, r.record_id});
         embedder_->Enqueue(std::move(items));
         return absl::OkStatus();
       },
       /*forget=*/false);
   SM_RETURN_IF_ERROR(s);
   writer_->Notify(channel, last_seq);
-  return std::make_pair(static_cast<uint64_t>(messages.size()), static_cast<uint64_t>(records.size()));
+  return std::make_pair(static_cast<uint64_t>(messages.size()),
+                        static_cast<uint64_t>(records.size()));
 }
 
 absl::StatusOr<std::pair<std::string, uint64_t>> Memory::Backup(const std::string& name) {

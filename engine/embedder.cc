@@ -5,10 +5,10 @@
 
 #include "common/log.h"
 #include "common/thread_priority.h"
-#include "retrieval/pipeline.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "retrieval/pipeline.h"
 
 namespace speakermem::engine {
 
@@ -31,8 +31,9 @@ Embedder::Embedder(storage::Store* store, retrieval::EmbedStage* embed,
                         .Add({});
   auto& c = prometheus::BuildCounter()
                 .Name("speakermem_embed_messages_total")
-                .Help("Message embeddings by outcome: stored, dropped (queue full; found "
-                      "again at start), failed (retried).")
+                .Help(
+                    "Message embeddings by outcome: stored, dropped (queue full; found "
+                    "again at start), failed (retried).")
                 .Register(*registry);
   embedded_ = &c.Add({{"outcome", "stored"}});
   dropped_ = &c.Add({{"outcome", "dropped"}});
@@ -169,7 +170,8 @@ void Embedder::Loop() {
         record_ids.push_back(batch[i].record_id);
       }
       if (!kept.empty()) s = store_->PutVectors(batch.front().channel, kind, kept_ids, kept);
-      if (s.ok() && !records && !kept.empty()) s = index_->Add(batch.front().channel, kept_ids, kept);
+      if (s.ok() && !records && !kept.empty())
+        s = index_->Add(batch.front().channel, kept_ids, kept);
       if (s.ok() && records && record_sink_ && !kept.empty()) {
         record_sink_(batch.front().channel, record_ids, std::move(kept));
       }

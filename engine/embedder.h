@@ -37,9 +37,9 @@ namespace speakermem::engine {
 class Embedder {
  public:
   // Receives each batch of embedded records (one channel) with their vectors.
-  using RecordSink = std::function<void(const storage::ChannelRef&,
-                                        const std::vector<std::string>& record_ids,
-                                        std::vector<std::vector<float>> vectors)>;
+  using RecordSink =
+      std::function<void(const storage::ChannelRef&, const std::vector<std::string>& record_ids,
+                         std::vector<std::vector<float>> vectors)>;
   // All pointers must outlive the embedder; `registry` may be null.
   // `gate` (may be null) is held shared while a batch's vectors are
   // written; deletions hold it exclusively, and a batch only stores vectors
@@ -60,7 +60,7 @@ class Embedder {
 
   struct Item {
     storage::ChannelRef channel;
-    uint64_t seq;      // messages
+    uint64_t seq;  // messages
     std::string text;
     std::string record_id;  // non-empty for a record
   };
@@ -96,8 +96,8 @@ class Embedder {
   std::deque<Item> queue_;  // guarded by mu_
   // Seqs of the messages queued or in progress, per channel (guarded by mu_).
   std::map<storage::ChannelRef, std::multiset<uint64_t>> pending_seqs_;
-  bool busy_ = false;       // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
+  bool busy_ = false;      // guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -2,13 +2,12 @@
 
 #include <chrono>
 #include <filesystem>
-
 #include <map>
 #include <set>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "retrieval/bm25_index.h"
@@ -31,17 +30,16 @@ absl::StatusOr<uint64_t> ParseMessageToken(const std::string& token) {
 
 }  // namespace
 
-Memory::Memory(const MemoryOptions& options, Clock* clock,
-               std::unique_ptr<storage::Store> store, retrieval::QueryStages stages)
+Memory::Memory(const MemoryOptions& options, Clock* clock, std::unique_ptr<storage::Store> store,
+               retrieval::QueryStages stages)
     : options_(options),
       clock_(clock),
       store_(std::move(store)),
       lexical_(std::make_unique<retrieval::LexicalIndex>()),
       vectors_(std::make_unique<retrieval::VectorIndex>(options.vectors)),
       stages_(std::move(stages)),
-      pipeline_(std::make_unique<retrieval::QueryPipeline>(store_.get(), lexical_.get(),
-                                                           vectors_.get(), &stages_, options.recall,
-                                                           options.rows)) {}
+      pipeline_(std::make_unique<retrieval::QueryPipeline>(
+          store_.get(), lexical_.get(), vectors_.get(), &stages_, options.recall, options.rows)) {}
 
 Memory::~Memory() {
   if (writer_) writer_->Stop();
@@ -75,29 +73,29 @@ std::string EmbedFingerprint(const llm::ModelsConfig& models) {
   return absl::StrCat("openai/", c->base_url, "/", c->model);
 }
 
-absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options,
-                                                     Clock* clock, llm::LlmMetrics* metrics,
+absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options, Clock* clock,
+                                                     llm::LlmMetrics* metrics,
                                                      prometheus::Registry* registry) {
   if (options.writer.window == 0) return absl::InvalidArgumentError("writer.window: must be > 0");
   SM_ASSIGN_OR_RETURN(retrieval::QueryStages stages,
                       retrieval::BuildQueryStages(options.models, metrics));
   SM_ASSIGN_OR_RETURN(std::unique_ptr<writer::WriterModel> writer_model,
                       writer::BuildWriter(options.models, metrics, options.writer.offline));
-  SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
-                      storage::Store::Open(options.store));
+  SM_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store, storage::Store::Open(options.store));
   std::unique_ptr<Memory> memory(new Memory(options, clock, std::move(store), std::move(stages)));
   writer::WriterOptions wo = options.writer;
   if (wo.scratch_dir.empty()) wo.scratch_dir = options.store.path + ".scratch";
   std::error_code ec;
   std::filesystem::create_directories(wo.scratch_dir, ec);
-  memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model),
-                                                  wo, clock, registry);
+  memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model), wo,
+                                                  clock, registry);
   retrieval::QueryPipeline* pipeline = memory->pipeline_.get();
   memory->embedder_ = std::make_unique<Embedder>(
       memory->store_.get(), memory->stages_.embed.get(), memory->vectors_.get(), registry,
       [pipeline](const storage::ChannelRef& ch, const std::vector<std::string>& ids,
                  std::vector<std::vector<float>> vecs) {
-        for (size_t i = 0; i < ids.size(); ++i) pipeline->AddRecordVector(ch, ids[i], std::move(vecs[i]));
+        for (size_t i = 0; i < ids.size(); ++i)
+          pipeline->AddRecordVector(ch, ids[i], std::move(vecs[i]));
         // The row stage's snapshot is brought up to date here, on the
         // embedder's thread, rather than by the next query.
         pipeline->Warm(ch);
@@ -113,7 +111,8 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
       [embedder](const storage::ChannelRef& ch, const std::vector<storage::Record>& records) {
         std::vector<Embedder::Item> items;
         items.reserve(records.size());
-        for (const auto& r : records) items.push_back(Embedder::Item{ch, 0, r.content, r.record_id});
+        for (const auto& r : records)
+          items.push_back(Embedder::Item{ch, 0, r.content, r.record_id});
         embedder->Enqueue(std::move(items));
       });
   memory->embed_fingerprint_ = EmbedFingerprint(options.models);
@@ -134,9 +133,7 @@ bool Memory::WaitForEmbeddings(std::chrono::milliseconds timeout) {
   return embedder_->WaitIdle(timeout);
 }
 
-Memory::Lag Memory::DerivationLag() const {
-  return Lag{writer_->Backlog(), embedder_->pending()};
-}
+Memory::Lag Memory::DerivationLag() const { return Lag{writer_->Backlog(), embedder_->pending()}; }
 
 absl::Status Memory::CheckChannel(const storage::ChannelRef& channel) {
   return store_->GetChannelInfo(channel).status();
@@ -159,17 +156,19 @@ absl::StatusOr<storage::WriterState> Memory::Flush(const storage::ChannelRef& ch
   return store_->GetWriterState(channel);
 }
 
-absl::StatusOr<std::vector<storage::Record>> Memory::ListRecords(
-    const storage::ChannelRef& channel, storage::RecordQuery query,
-    const std::string& page_token, std::string* next_page_token) {
+absl::StatusOr<std::vector<storage::Record>> Memory::ListRecords(const storage::ChannelRef& channel,
+                                                                 storage::RecordQuery query,
+                                                                 const std::string& page_token,
+                                                                 std::string* next_page_token) {
   SM_RETURN_IF_ERROR(CheckChannel(channel));
   constexpr char kPrefix[] = "r1:";
   if (!page_token.empty()) {
-    if (page_token.rfind(kPrefix, 0) != 0) return absl::InvalidArgumentError("page_token: malformed");
+    if (page_token.rfind(kPrefix, 0) != 0)
+      return absl::InvalidArgumentError("page_token: malformed");
     query.after_id = page_token.substr(sizeof(kPrefix) - 1);
   }
-  uint32_t limit = query.limit == 0 ? options_.default_page_size
-                                    : std::min(query.limit, options_.max_page_size);
+  uint32_t limit =
+      query.limit == 0 ? options_.default_page_size : std::min(query.limit, options_.max_page_size);
   query.limit = limit + 1;
   SM_ASSIGN_OR_RETURN(std::vector<storage::Record> records, store_->ListRecords(channel, query));
   next_page_token->clear();
@@ -205,8 +204,8 @@ absl::StatusOr<RecordWithChain> Memory::GetRecord(const storage::ChannelRef& cha
 }
 
 absl::StatusOr<storage::Record> Memory::CorrectRecord(const storage::ChannelRef& channel,
-                                                     const std::string& record_id,
-                                                     const std::string& content) {
+                                                      const std::string& record_id,
+                                                      const std::string& content) {
   SM_RETURN_IF_ERROR(CheckChannel(channel));
   return writer_->Correct(channel, record_id, content);
 }
@@ -227,8 +226,8 @@ absl::StatusOr<Memory::TransitionPage> Memory::ListTransitions(const storage::Ch
                                                                uint64_t after_seq,
                                                                uint32_t page_size) {
   SM_RETURN_IF_ERROR(CheckChannel(channel));
-  uint32_t limit = page_size == 0 ? options_.default_page_size
-                                  : std::min(page_size, options_.max_page_size);
+  uint32_t limit =
+      page_size == 0 ? options_.default_page_size : std::min(page_size, options_.max_page_size);
   SM_ASSIGN_OR_RETURN(auto rows, store_->ListTransitions(channel, after_seq, limit + 1));
   TransitionPage page;
   for (auto& [seq, json] : rows) {
@@ -271,9 +270,9 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
   std::map<storage::ChannelRef, std::vector<std::vector<float>>> vecs;
   std::map<storage::ChannelRef, std::set<uint64_t>> has_vector;
   uint64_t from_files = 0;
-  SM_RETURN_IF_ERROR(store_->ForEachVector(
-      [&](const storage::ChannelRef& ch, storage::Store::VectorKind kind, uint64_t id,
-          const std::vector<float>& v) -> absl::Status {
+  SM_RETURN_IF_ERROR(
+      store_->ForEachVector([&](const storage::ChannelRef& ch, storage::Store::VectorKind kind,
+                                uint64_t id, const std::vector<float>& v) -> absl::Status {
         if (kind == storage::Store::VectorKind::kRecord) {
           pipeline_->AddRecordVector(ch, absl::StrFormat("r%012d", id), v);
           return absl::OkStatus();
@@ -319,18 +318,18 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
       }));
   rebuilt_ = true;
   if (!missing.empty()) {
-    LOG_INFO("queueing messages without embeddings").Int("messages", static_cast<int64_t>(missing.size()));
+    LOG_INFO("queueing messages without embeddings")
+        .Int("messages", static_cast<int64_t>(missing.size()));
     embedder_->Enqueue(std::move(missing));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<storage::AppendResult> Memory::Ingest(
-    const storage::ChannelRef& channel,
-    const std::vector<absl::string_view>& message_channels,
+    const storage::ChannelRef& channel, const std::vector<absl::string_view>& message_channels,
     std::vector<storage::Message> messages, const IngestOrder* order) {
-  SM_RETURN_IF_ERROR(storage::ValidateMessages(channel.channel, message_channels,
-                                               messages, options_.limits));
+  SM_RETURN_IF_ERROR(
+      storage::ValidateMessages(channel.channel, message_channels, messages, options_.limits));
   for (auto& m : messages) m.seq = 0;
   if (order != nullptr && order->before) order->before();
   absl::StatusOr<storage::AppendResult> appended = store_->AppendMessages(channel, &messages);
@@ -352,9 +351,9 @@ absl::StatusOr<storage::AppendResult> Memory::Ingest(
   return result;
 }
 
-absl::StatusOr<storage::MessagePage> Memory::GetMessages(
-    const storage::ChannelRef& channel, const GetMessagesParams& params,
-    std::string* next_page_token) {
+absl::StatusOr<storage::MessagePage> Memory::GetMessages(const storage::ChannelRef& channel,
+                                                         const GetMessagesParams& params,
+                                                         std::string* next_page_token) {
   if (params.start_ms < 0 || params.end_ms < 0) {
     return absl::InvalidArgumentError("start_ms/end_ms: must not be negative");
   }
@@ -379,9 +378,8 @@ absl::StatusOr<storage::MessagePage> Memory::GetMessages(
     q.speaker_id = *id;
   }
   SM_ASSIGN_OR_RETURN(storage::MessagePage page, store_->ScanMessages(channel, q));
-  *next_page_token = page.next_after_seq == 0
-                         ? ""
-                         : absl::StrCat(kMessagePagePrefix, page.next_after_seq);
+  *next_page_token =
+      page.next_after_seq == 0 ? "" : absl::StrCat(kMessagePagePrefix, page.next_after_seq);
   return page;
 }
 
@@ -400,8 +398,8 @@ absl::StatusOr<std::vector<storage::ChannelInfo>> Memory::ListChannels(
     }
     after = page_token.substr(sizeof(kChannelPagePrefix) - 1);
   }
-  uint32_t limit = page_size == 0 ? options_.default_page_size
-                                  : std::min(page_size, options_.max_page_size);
+  uint32_t limit =
+      page_size == 0 ? options_.default_page_size : std::min(page_size, options_.max_page_size);
   // Ask for one more to learn whether another page exists.
   SM_ASSIGN_OR_RETURN(std::vector<storage::ChannelInfo> channels,
                       store_->ListChannels(tenant, after, limit + 1));

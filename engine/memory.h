@@ -8,20 +8,20 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/clock.h"
-#include "llm/config.h"
-#include "retrieval/retriever.h"
-#include "retrieval/pipeline.h"
-#include "retrieval/stages.h"
 #include "engine/embedder.h"
+#include "llm/config.h"
+#include "retrieval/pipeline.h"
+#include "retrieval/retriever.h"
+#include "retrieval/stages.h"
 #include "storage/store.h"
 #include "storage/types.h"
 #include "storage/validation.h"
@@ -89,8 +89,8 @@ struct QueryParams {
   retrieval::Budgets budgets;  // already defaulted and checked by the caller
   std::optional<retrieval::Tense> tense;
   retrieval::RecallMode mode = retrieval::RecallMode::kHybrid;
-  bool stages = true;  // false for the BM25-only / dense-only baselines
-  bool system2 = true;  // false: System 1 evidence only (no S2 rows)
+  bool stages = true;                // false for the BM25-only / dense-only baselines
+  bool system2 = true;               // false: System 1 evidence only (no S2 rows)
   std::vector<std::string> options;  // multiple choice: LETTER: text
   // Overrides the recall constants for this query (evaluation sweeps).
   std::optional<retrieval::RecallParams> recall;
@@ -119,8 +119,7 @@ class Memory {
   // Opens the store and builds the configured model stages (`metrics` may
   // be null). Indexes are empty until RebuildIndexes. FAILED_PRECONDITION
   // when a stage's API key variable is unset.
-  static absl::StatusOr<std::unique_ptr<Memory>> Open(const MemoryOptions& options,
-                                                      Clock* clock,
+  static absl::StatusOr<std::unique_ptr<Memory>> Open(const MemoryOptions& options, Clock* clock,
                                                       llm::LlmMetrics* metrics = nullptr,
                                                       prometheus::Registry* registry = nullptr);
 
@@ -220,8 +219,7 @@ class Memory {
   // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
   // message is bad. `message_channels` as in storage::ValidateMessages.
   absl::StatusOr<storage::AppendResult> Ingest(
-      const storage::ChannelRef& channel,
-      const std::vector<absl::string_view>& message_channels,
+      const storage::ChannelRef& channel, const std::vector<absl::string_view>& message_channels,
       std::vector<storage::Message> messages, const IngestOrder* order = nullptr);
 
   // A page of the channel's messages in seq order, with the token of the next
@@ -231,12 +229,12 @@ class Memory {
                                                    const GetMessagesParams& params,
                                                    std::string* next_page_token);
 
-  absl::StatusOr<std::vector<storage::RosterEntry>> GetRoster(
-      const storage::ChannelRef& channel);
+  absl::StatusOr<std::vector<storage::RosterEntry>> GetRoster(const storage::ChannelRef& channel);
 
-  absl::StatusOr<std::vector<storage::ChannelInfo>> ListChannels(
-      const std::string& tenant, uint32_t page_size, const std::string& page_token,
-      std::string* next_page_token);
+  absl::StatusOr<std::vector<storage::ChannelInfo>> ListChannels(const std::string& tenant,
+                                                                 uint32_t page_size,
+                                                                 const std::string& page_token,
+                                                                 std::string* next_page_token);
 
   // Runs the query pipeline (DESIGN 3) and, with `answer`, the Answer stage
   // on the composed evidence. NOT_FOUND for an unknown channel,
@@ -265,8 +263,8 @@ class Memory {
       const storage::ChannelRef& channel);
   // See WriterService::Correct and ::Rederive.
   absl::StatusOr<storage::Record> CorrectRecord(const storage::ChannelRef& channel,
-                                               const std::string& record_id,
-                                               const std::string& content);
+                                                const std::string& record_id,
+                                                const std::string& content);
   absl::StatusOr<storage::WriterState> Rederive(const storage::ChannelRef& channel,
                                                 std::chrono::milliseconds timeout);
 

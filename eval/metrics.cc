@@ -18,7 +18,8 @@ std::vector<std::string> AnswerTokenSet(absl::string_view text) {
   // Strip surrounding whitespace, then trailing periods (and any whitespace
   // they exposed).
   absl::string_view v = absl::StripAsciiWhitespace(s);
-  while (!v.empty() && (v.back() == '.' || absl::ascii_isspace(static_cast<unsigned char>(v.back())))) {
+  while (!v.empty() &&
+         (v.back() == '.' || absl::ascii_isspace(static_cast<unsigned char>(v.back())))) {
     v.remove_suffix(1);
   }
   std::set<std::string> set;
@@ -125,7 +126,8 @@ namespace {
 char OptionLetter(absl::string_view answer, size_t options) {
   std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(answer));
   for (const char* prefix : {"ANSWER:", "ANSWER IS", "OPTION"}) {
-    if (s.rfind(prefix, 0) == 0) s = std::string(absl::StripAsciiWhitespace(s.substr(strlen(prefix))));
+    if (s.rfind(prefix, 0) == 0)
+      s = std::string(absl::StripAsciiWhitespace(s.substr(strlen(prefix))));
   }
   // "C: text", "C. text", "C) text": the letter leads.
   if (s.size() >= 2 && s[0] >= 'A' && s[0] < 'A' + static_cast<int>(options) &&

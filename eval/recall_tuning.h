@@ -51,8 +51,8 @@ using ScoreFn = std::function<absl::StatusOr<QuestionScore>(
 
 // What a tuner maximises over the questions of the conversations with
 // use[i] true.
-using ObjectiveFn = std::function<double(const std::vector<QuestionScore>& scores,
-                                         const std::vector<bool>& use)>;
+using ObjectiveFn =
+    std::function<double(const std::vector<QuestionScore>& scores, const std::vector<bool>& use)>;
 
 // The mean over datasets of the mean recall@10 of their questions (each
 // dataset counts once however many questions it has).

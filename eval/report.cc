@@ -148,23 +148,23 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
       }
     }
     mqn = ComputeMeanQN(scores, 10000, 20260101);
-    social = {{"mean_q", mqn.mean_q},
-              {"mean_n", mqn.mean_n},
-              {"mean_n_ci95", {mqn.ci_n.lo, mqn.ci_n.hi}},
-              {"bootstrap", "10,000 resamples of the network means, seed 20260101"},
-              {"items_scored", mqn.questions},
-              {"networks", mqn.networks},
-              {"multiple_choice_items", mc_items},
-              {"open_ended_left_out", open_left_out},
-              {"note", data.judge_configured
-                           ? "open-ended items scored by the judge's partial credit"
-                           : "open-ended items left out: no judge configured"}};
+    social = {
+        {"mean_q", mqn.mean_q},
+        {"mean_n", mqn.mean_n},
+        {"mean_n_ci95", {mqn.ci_n.lo, mqn.ci_n.hi}},
+        {"bootstrap", "10,000 resamples of the network means, seed 20260101"},
+        {"items_scored", mqn.questions},
+        {"networks", mqn.networks},
+        {"multiple_choice_items", mc_items},
+        {"open_ended_left_out", open_left_out},
+        {"note", data.judge_configured ? "open-ended items scored by the judge's partial credit"
+                                       : "open-ended items left out: no judge configured"}};
     j["socialmem"] = social;
   }
   nlohmann::json items = nlohmann::json::array();
   for (const auto& q : data.qa) {
-    nlohmann::json o = {{"network", q.network}, {"id", q.id}, {"category", q.category},
-                        {"token_f1", q.token_f1}};
+    nlohmann::json o = {
+        {"network", q.network}, {"id", q.id}, {"category", q.category}, {"token_f1", q.token_f1}};
     if (data.include_texts) {
       o["question"] = q.question;
       o["gold"] = q.gold;
@@ -232,14 +232,16 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
     WriteFile(dir / "categories.dat", dat);
     std::string gp = absl::StrCat(
         "set terminal pngcairo noenhanced size 900,500\nset output 'categories.png'\n"
-        "set title 'recall@", k_mid, " by question category'\nset ylabel 'recall (%)'\n"
+        "set title 'recall@",
+        k_mid,
+        " by question category'\nset ylabel 'recall (%)'\n"
         "set style data histograms\nset style histogram clustered gap 1\n"
         "set style fill solid 0.8 border -1\nset yrange [0:100]\nset grid ytics\n"
         "set key left top\nset xtics rotate by -30\n");
     std::vector<std::string> parts;
     for (size_t i = 0; i < configs.size(); ++i) {
-      parts.push_back(absl::StrCat("'categories.dat' using ", i + 2, ":xtic(1) title '",
-                                   configs[i], "'"));
+      parts.push_back(
+          absl::StrCat("'categories.dat' using ", i + 2, ":xtic(1) title '", configs[i], "'"));
     }
     gp += "plot " + absl::StrJoin(parts, ", ") + "\n";
     WriteFile(dir / "categories.gp", gp);
@@ -252,8 +254,8 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
     const double width = top / 40;
     std::string gp = absl::StrCat(
         "set terminal pngcairo noenhanced size 800,500\nset output 'latency.png'\n"
-        "set title 'Retrieve latency, full pipeline (", data.latency_ms.size(),
-        " calls)'\nset xlabel 'ms'\nset ylabel 'calls'\nset grid\n",
+        "set title 'Retrieve latency, full pipeline (",
+        data.latency_ms.size(), " calls)'\nset xlabel 'ms'\nset ylabel 'calls'\nset grid\n",
         absl::StrFormat("width = %.6f\n", width),
         absl::StrFormat("set xrange [0:%.4f]\n", top + width),
         "bin(x) = width * floor(x / width) + width / 2\nset boxwidth width * 0.9\n"
@@ -296,8 +298,8 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
                   "evidence as retrieved too.\n\n![recall@k](recall_at_k.png)\n\n"
                   "![by category](categories.png)\n\n");
   absl::StrAppend(&md, "## Answers\n\n", overall.questions, " questions answered by the ",
-                  "configured Answer stage. token-F1 ",
-                  absl::StrFormat("%.2f", overall.f1), "%. Accuracy: ",
+                  "configured Answer stage. token-F1 ", absl::StrFormat("%.2f", overall.f1),
+                  "%. Accuracy: ",
                   data.judge_configured
                       ? absl::StrFormat("%.2f%% (%zu judged; %zu verdicts failed or unreadable, "
                                         "left out)",
@@ -326,13 +328,13 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
   } else {
     md += "| stage | questions with a model call | mean | p95 |\n|---|---|---|---|\n";
     for (const auto& [stage, v] : data.tokens_by_stage) {
-      absl::StrAppend(&md, absl::StrFormat("| %s | %zu | %.0f | %.0f |\n", stage, v.size(),
-                                           Mean(v), Quantile(v, 0.95)));
+      absl::StrAppend(&md, absl::StrFormat("| %s | %zu | %.0f | %.0f |\n", stage, v.size(), Mean(v),
+                                           Quantile(v, 0.95)));
     }
-    absl::StrAppend(&md, absl::StrFormat("| all stages | %zu | %.0f | %.0f |\n",
-                                         data.tokens_per_question.size(),
-                                         Mean(data.tokens_per_question),
-                                         Quantile(data.tokens_per_question, 0.95)));
+    absl::StrAppend(
+        &md,
+        absl::StrFormat("| all stages | %zu | %.0f | %.0f |\n", data.tokens_per_question.size(),
+                        Mean(data.tokens_per_question), Quantile(data.tokens_per_question, 0.95)));
   }
   absl::StrAppend(&md, "\n## Retrieve latency (full pipeline)\n\n",
                   absl::StrFormat("%zu calls: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms.",
@@ -341,8 +343,9 @@ absl::StatusOr<std::string> WriteReport(const ReportData& data, const std::strin
                                   Quantile(data.latency_ms, 1.0)),
                   "\n\n![latency](latency.png)\n");
   if (!plotted) {
-    md += "\n(Plots not rendered: gnuplot was not found or failed; the .gp scripts and .dat "
-          "files beside this file make them.)\n";
+    md +=
+        "\n(Plots not rendered: gnuplot was not found or failed; the .gp scripts and .dat "
+        "files beside this file make them.)\n";
   }
   if (!WriteFile(dir / "report.md", md)) {
     return absl::InternalError(absl::StrCat(dir_name, "/report.md: cannot write"));

@@ -45,10 +45,10 @@ struct ReportData {
   // left unjudged (out of accuracy and MeanQ), counted here, never fatal.
   size_t judge_failures = 0;
   std::string judge_failure_example;  // the first failure's message
-  bool socialmem = false;  // report MeanQ/MeanN
+  bool socialmem = false;             // report MeanQ/MeanN
   // Display names of question categories (e.g. LoCoMo "2" -> "temporal").
   std::map<std::string, std::string> category_names;
-  double seconds = 0;      // wall time of the run
+  double seconds = 0;  // wall time of the run
   // Per-question texts (question, gold, answer) in report.json; off by
   // default, so a report on licensed benchmark data does not copy it.
   bool include_texts = false;

@@ -44,10 +44,11 @@ absl::StatusOr<RetrievalReport> EvaluateRetrieval(
         ++cat.questions;
         // One retrieval at the largest k; each recall@k reads its first k.
         const size_t max_k = *std::max_element(ks.begin(), ks.end());
-        absl::StatusOr<std::vector<std::string>> got = retrieve(conv.channel, q.question, config, max_k);
+        absl::StatusOr<std::vector<std::string>> got =
+            retrieve(conv.channel, q.question, config, max_k);
         if (!got.ok()) return got.status();
-        const size_t ranked = static_cast<size_t>(
-            std::find(got->begin(), got->end(), std::string()) - got->begin());
+        const size_t ranked =
+            static_cast<size_t>(std::find(got->begin(), got->end(), std::string()) - got->begin());
         for (size_t k : ks) {
           size_t found = 0;
           std::set<std::string> seen;

@@ -19,8 +19,7 @@ namespace speakermem::eval {
 // reads recall@k from the first k ids; ids after an empty string count at
 // every k (e.g. the from_ids of System 2 records shown beside the top-k).
 using RetrieveFn = std::function<absl::StatusOr<std::vector<std::string>>(
-    const std::string& channel, const std::string& question, const std::string& config,
-    size_t k)>;
+    const std::string& channel, const std::string& question, const std::string& config, size_t k)>;
 
 struct RecallStats {
   size_t questions = 0;

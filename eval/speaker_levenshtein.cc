@@ -40,8 +40,8 @@ class Matcher {
 
   size_t MatchedTotal() {
     size_t total = 0;
-    std::vector<std::array<int, 4>> queue = {{0, static_cast<int>(a_.size()), 0,
-                                              static_cast<int>(b_.size())}};
+    std::vector<std::array<int, 4>> queue = {
+        {0, static_cast<int>(a_.size()), 0, static_cast<int>(b_.size())}};
     while (!queue.empty()) {
       auto [alo, ahi, blo, bhi] = queue.back();
       queue.pop_back();
@@ -153,8 +153,7 @@ double SoftMatch(absl::string_view pred, absl::string_view ref) {
          0.40 * SequenceMatchRatio(absl::StrJoin(tp, " "), absl::StrJoin(tr, " "));
 }
 
-double MaxWeightMatching(const std::vector<std::vector<double>>& weights,
-                         std::vector<int>* match) {
+double MaxWeightMatching(const std::vector<std::vector<double>>& weights, std::vector<int>* match) {
   const int rows = static_cast<int>(weights.size());
   const int cols = rows == 0 ? 0 : static_cast<int>(weights[0].size());
   const int n = std::max(rows, cols);

@@ -71,7 +71,8 @@ absl::StatusOr<Trajectory> LoadTrajectory(const std::string& path) {
       t.messages.push_back(std::move(msg));
     }
     ReferenceTransition rt;
-    for (const json& m : tr["messages"]) rt.message_ids.push_back(absl::StrCat(ti, ":", Str(m, "msg_id")));
+    for (const json& m : tr["messages"])
+      rt.message_ids.push_back(absl::StrCat(ti, ":", Str(m, "msg_id")));
     rt.target_text = Str(tr, "target_text");
     if (rt.target_text.empty() && tr.contains("actions")) {
       rt.target_text = json{{"actions", tr["actions"]}}.dump();
@@ -131,12 +132,13 @@ absl::StatusOr<DerivedState> ReadState(storage::Store* store, const storage::Cha
 size_t CountOnlyIn(const std::vector<StateEntry>& a, const std::vector<StateEntry>& b) {
   std::multiset<std::tuple<std::string, std::string, std::string, std::string>> rest;
   for (const auto& e : b) {
-    rest.insert({e.owner, e.source, writer::NormalizeLayer(e.layer), writer::NormalizeContent(e.content)});
+    rest.insert(
+        {e.owner, e.source, writer::NormalizeLayer(e.layer), writer::NormalizeContent(e.content)});
   }
   size_t only = 0;
   for (const auto& e : a) {
-    auto it = rest.find({e.owner, e.source, writer::NormalizeLayer(e.layer),
-                         writer::NormalizeContent(e.content)});
+    auto it = rest.find(
+        {e.owner, e.source, writer::NormalizeLayer(e.layer), writer::NormalizeContent(e.content)});
     if (it == rest.end()) {
       ++only;
     } else {
@@ -171,7 +173,8 @@ absl::StatusOr<DerivedState> ReplayReference(const Trajectory& t, const std::str
       SM_ASSIGN_OR_RETURN(storage::WriterState state, store->GetWriterState(ch));
       writer::ValidationContext ctx;
       SM_ASSIGN_OR_RETURN(std::vector<storage::RosterEntry> roster, store->GetRoster(ch));
-      for (const auto& e : roster) ctx.roster.push_back(writer::WriterRosterMember{e.speaker_id, e.aliases});
+      for (const auto& e : roster)
+        ctx.roster.push_back(writer::WriterRosterMember{e.speaker_id, e.aliases});
       storage::RecordQuery heads;
       heads.limit = UINT32_MAX;
       SM_ASSIGN_OR_RETURN(std::vector<storage::Record> active, store->ListRecords(ch, heads));
@@ -188,7 +191,8 @@ absl::StatusOr<DerivedState> ReplayReference(const Trajectory& t, const std::str
       if (actions.ok()) {
         for (auto& a : *actions) {
           auto it = ours.find(a.entry_id);
-          if (a.type == writer::WriterAction::Type::kUpdate && it != ours.end()) a.entry_id = it->second;
+          if (a.type == writer::WriterAction::Type::kUpdate && it != ours.end())
+            a.entry_id = it->second;
         }
         report = writer::ValidateActions(*actions, ctx);
       } else {

@@ -31,7 +31,7 @@ struct Trajectory {
   std::vector<storage::Message> messages;  // in order; ids "<transition>:<msg_id>"
   // Active entries of the final post-state as recorded in the file.
   std::vector<StateEntry> reference;
-  size_t reference_updates = 0;            // UPDATE actions in the trajectory
+  size_t reference_updates = 0;  // UPDATE actions in the trajectory
   std::vector<ReferenceTransition> transitions;
   std::map<std::string, std::string> created_content;  // reference entry id -> content
 };
@@ -64,8 +64,8 @@ struct WriterEvalResult {
   // does not have, and the other way round (0/0 when replay agrees).
   size_t reference_only_replayed = 0;
   size_t reference_only_recorded = 0;
-  size_t records = 0;        // active records at the end
-  size_t update_links = 0;   // records that supersede another
+  size_t records = 0;       // active records at the end
+  size_t update_links = 0;  // records that supersede another
   size_t writer_calls = 0;
 };
 

@@ -44,7 +44,8 @@ std::vector<ChainEdge> Edges(const std::vector<storage::Record>& records) {
   for (const auto& r : records) {
     for (const auto& old : r.supersedes) {
       auto it = by_id.find(old);
-      if (it != by_id.end()) out.push_back(ChainEdge{r.owner, r.layer, it->second->content, r.content});
+      if (it != by_id.end())
+        out.push_back(ChainEdge{r.owner, r.layer, it->second->content, r.content});
     }
   }
   return out;
@@ -78,7 +79,8 @@ absl::StatusOr<WriterRewardOutput> ScoreWriterActions(const WriterRewardInput& i
     if (!name.empty() && name != id) aliases.push_back(name);
     ctx.roster.push_back(writer::WriterRosterMember{id, aliases});
   };
-  for (const auto& m : in.segment) add_person(m.speaker_id.empty() ? m.speaker : m.speaker_id, m.speaker);
+  for (const auto& m : in.segment)
+    add_person(m.speaker_id.empty() ? m.speaker : m.speaker_id, m.speaker);
   for (const auto& r : in.pre_state) {
     add_person(r.owner, "");
     add_person(r.source, "");
@@ -133,7 +135,8 @@ absl::StatusOr<WriterRewardOutput> ScoreWriterActions(const WriterRewardInput& i
         novel = list.size() == 1;
       } else if (a.type == WriterAction::Type::kAdd) {
         std::string layer = writer::NormalizeLayer(a.layer);
-        std::string owner = writer::IsGroupLayer(layer) ? std::string(writer::kGroupOwner) : a.owner;
+        std::string owner =
+            writer::IsGroupLayer(layer) ? std::string(writer::kGroupOwner) : a.owner;
         for (const auto& m : ctx.roster) {
           for (const auto& alias : m.aliases) {
             if (alias == a.owner) owner = m.speaker_id;

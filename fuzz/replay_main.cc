@@ -52,11 +52,13 @@ int main(int argc, char** argv) {
         break;
       case 2: {
         const std::string& o = inputs[rng() % inputs.size()];
-        if (!s.empty() && !o.empty()) s = s.substr(0, rng() % s.size()) + o.substr(rng() % o.size());
+        if (!s.empty() && !o.empty())
+          s = s.substr(0, rng() % s.size()) + o.substr(rng() % o.size());
         break;
       }
       default:
-        if (!s.empty()) s.insert(rng() % s.size(), std::string(1 + rng() % 8, static_cast<char>(rng())));
+        if (!s.empty())
+          s.insert(rng() % s.size(), std::string(1 + rng() % 8, static_cast<char>(rng())));
     }
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
   }

@@ -8,8 +8,7 @@ namespace speakermem::llm {
 namespace {
 
 absl::Status Bad(const std::string& key, const std::string& value, const char* what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("model ", key, ": '", value, "' is not ", what));
+  return absl::InvalidArgumentError(absl::StrCat("model ", key, ": '", value, "' is not ", what));
 }
 
 absl::Status SetInt(const std::string& key, const std::string& v, int min, int max, int* out) {
@@ -28,30 +27,33 @@ const std::vector<std::pair<std::string, std::string>>& EndpointFields() {
       {"provider", "openai (any OpenAI-compatible API) or offline (built-in, no model)."},
       {"base_url", "API base URL with version path; /chat/completions, /embeddings appended."},
       {"model", "Model name sent in requests."},
-      {"api_key_env", "Name of the environment variable that holds the API key (the key "
-                      "itself never appears in config or logs). Empty: no key."},
+      {"api_key_env",
+       "Name of the environment variable that holds the API key (the key "
+       "itself never appears in config or logs). Empty: no key."},
       {"temperature", "Sampling temperature of chat calls."},
-      {"max_tokens", "Max output tokens per chat call; 0: the stage's default (4096 for the "
-                     "Writer, 1024 for the others). The Writer keeps a cut reply's complete "
-                     "actions and derives the rest of the segment in halves; a query stage "
-                     "falls back."},
+      {"max_tokens",
+       "Max output tokens per chat call; 0: the stage's default (4096 for the "
+       "Writer, 1024 for the others). The Writer keeps a cut reply's complete "
+       "actions and derives the rest of the segment in halves; a query stage "
+       "falls back."},
       {"timeout_ms", "Deadline of one call including retries and backoff."},
-      {"attempt_timeout_ms", "Limit of one HTTP attempt, retried within timeout_ms when hit; "
-                             "0: an attempt may use all the time left."},
+      {"attempt_timeout_ms",
+       "Limit of one HTTP attempt, retried within timeout_ms when hit; "
+       "0: an attempt may use all the time left."},
       {"max_concurrency", "Requests in flight to the endpoint at once."},
       {"max_retries", "Retries on connect errors, timeouts, 429 and 5xx (never on 400/401/403)."},
       {"backoff_initial_ms", "First retry backoff (exponential, full jitter); Retry-After wins."},
       {"backoff_max_ms", "Largest retry backoff."},
-      {"json_mode", "Request JSON output (response_format); dropped automatically when the "
-                    "endpoint rejects it."},
+      {"json_mode",
+       "Request JSON output (response_format); dropped automatically when the "
+       "endpoint rejects it."},
       {"embed_batch", "Inputs per embeddings request."},
       {"dimension", "Dimension of the offline embedding."},
   };
   return *fields;
 }
 
-absl::Status SetEndpointField(EndpointConfig* c, const std::string& key,
-                              const std::string& value) {
+absl::Status SetEndpointField(EndpointConfig* c, const std::string& key, const std::string& value) {
   if (key == "provider") {
     if (value != "openai" && value != "offline") return Bad(key, value, "openai or offline");
     c->provider = value;

@@ -63,8 +63,8 @@ std::string StripTrailingCommas(absl::string_view json) {
     if (c == '"') in_string = true;
     if (c == ',') {
       size_t j = i + 1;
-      while (j < json.size() && (json[j] == ' ' || json[j] == '\n' || json[j] == '\t' ||
-                                 json[j] == '\r')) {
+      while (j < json.size() &&
+             (json[j] == ' ' || json[j] == '\n' || json[j] == '\t' || json[j] == '\r')) {
         ++j;
       }
       if (j < json.size() && (json[j] == '}' || json[j] == ']')) continue;

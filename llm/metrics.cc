@@ -36,16 +36,14 @@ LlmMetrics::LlmMetrics(prometheus::Registry* r)
                             "used from then on (json_object, none).")
                       .Register(*r)) {}
 
-void LlmMetrics::ObserveCall(const std::string& stage, const std::string& outcome,
-                             double seconds) {
+void LlmMetrics::ObserveCall(const std::string& stage, const std::string& outcome, double seconds) {
   calls_.Add({{"stage", stage}, {"outcome", outcome}}).Increment();
   static const prometheus::Histogram::BucketBoundaries kBuckets = {
       0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
   latency_.Add({{"stage", stage}}, kBuckets).Observe(seconds);
 }
 
-void LlmMetrics::AddTokens(const std::string& stage, uint64_t in, uint64_t out,
-                           bool estimated) {
+void LlmMetrics::AddTokens(const std::string& stage, uint64_t in, uint64_t out, bool estimated) {
   const std::string est = estimated ? "true" : "false";
   tokens_.Add({{"stage", stage}, {"direction", "in"}, {"estimated", est}})
       .Increment(static_cast<double>(in));

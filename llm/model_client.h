@@ -74,7 +74,7 @@ struct ChatResponse {
   bool truncated = false;     // finish_reason == "length"
   std::string format;         // response_format sent: json_schema, json_object or none
   Usage usage;
-  int attempts = 0;           // HTTP attempts made (1 = no retry)
+  int attempts = 0;  // HTTP attempts made (1 = no retry)
 };
 
 struct EmbedResponse {

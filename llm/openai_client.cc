@@ -169,8 +169,8 @@ std::string OpenAiClient::Redact(std::string text) const {
 
 int OpenAiClient::Backoff(int retry) const {
   thread_local std::mt19937 rng(std::random_device{}());
-  double cap = std::min<double>(config_.backoff_max_ms,
-                                config_.backoff_initial_ms * std::pow(2.0, retry));
+  double cap =
+      std::min<double>(config_.backoff_max_ms, config_.backoff_initial_ms * std::pow(2.0, retry));
   return static_cast<int>(std::uniform_real_distribution<double>(0, cap)(rng));
 }
 
@@ -214,8 +214,8 @@ HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& ur
 }
 
 absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const std::string& path,
-                                              const std::string& body,
-                                              Clock::time_point deadline, int* attempts) {
+                                              const std::string& body, Clock::time_point deadline,
+                                              int* attempts) {
   const std::string url = config_.base_url + path;
   const std::string where = absl::StrCat("stage ", stage, ": ", url);
   for (int retry = 0;; ++retry) {
@@ -243,8 +243,8 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     if (r.curl == CURLE_OPERATION_TIMEDOUT) {
       // An attempt that had all the time left used up the call's deadline.
       if (attempt_deadline == deadline || Clock::now() >= deadline) {
-        return absl::DeadlineExceededError(absl::StrCat(where, ": deadline exceeded after ",
-                                                        *attempts, " attempts"));
+        return absl::DeadlineExceededError(
+            absl::StrCat(where, ": deadline exceeded after ", *attempts, " attempts"));
       }
       reason = "timeout";
     } else if (r.curl == CURLE_COULDNT_CONNECT || r.curl == CURLE_RECV_ERROR ||
@@ -252,8 +252,7 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
                r.curl == CURLE_PARTIAL_FILE || r.curl == CURLE_COULDNT_RESOLVE_HOST) {
       reason = "connect";
       final_error = absl::UnavailableError(
-          absl::StrCat(where, ": ", curl_easy_strerror(r.curl), " after ", *attempts,
-                       " attempts"));
+          absl::StrCat(where, ": ", curl_easy_strerror(r.curl), " after ", *attempts, " attempts"));
     } else if (r.curl != CURLE_OK) {
       return absl::UnavailableError(absl::StrCat(where, ": ", curl_easy_strerror(r.curl)));
     } else if (r.status == 429) {
@@ -263,17 +262,21 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     } else if (r.status >= 500) {
       reason = "5xx";
       final_error = absl::UnavailableError(absl::StrCat(where, ": HTTP ", r.status, " after ",
-                                                        *attempts, " attempts: ",
-                                                        Redact(r.body)));
+                                                        *attempts, " attempts: ", Redact(r.body)));
     } else {
       std::string msg = absl::StrCat(where, ": HTTP ", r.status, ": ", Redact(r.body));
       switch (r.status) {
         case 400:
-        case 422: return absl::InvalidArgumentError(msg);
-        case 401: return absl::UnauthenticatedError(msg);
-        case 403: return absl::PermissionDeniedError(msg);
-        case 404: return absl::NotFoundError(msg);
-        default: return absl::FailedPreconditionError(msg);
+        case 422:
+          return absl::InvalidArgumentError(msg);
+        case 401:
+          return absl::UnauthenticatedError(msg);
+        case 403:
+          return absl::PermissionDeniedError(msg);
+        case 404:
+          return absl::NotFoundError(msg);
+        default:
+          return absl::FailedPreconditionError(msg);
       }
     }
     if (retry >= config_.max_retries) {
@@ -284,8 +287,8 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     }
     int wait_ms = r.retry_after_ms >= 0 ? r.retry_after_ms : Backoff(retry);
     if (Clock::now() + std::chrono::milliseconds(wait_ms) >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          where, ": deadline would pass before the next retry (", reason, ")"));
+      return absl::DeadlineExceededError(
+          absl::StrCat(where, ": deadline would pass before the next retry (", reason, ")"));
     }
     if (metrics_ != nullptr) metrics_->CountRetry(stage, reason);
     LOG_DEBUG("model retry").Str("stage", stage).Str("reason", reason).Int("wait_ms", wait_ms);
@@ -293,8 +296,8 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
   }
 }
 
-void OpenAiClient::Finish(const std::string& stage, Clock::time_point start,
-                          const absl::Status& s, const Usage* usage, bool truncated) {
+void OpenAiClient::Finish(const std::string& stage, Clock::time_point start, const absl::Status& s,
+                          const Usage* usage, bool truncated) {
   if (metrics_ == nullptr) return;
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   metrics_->ObserveCall(stage, !s.ok() ? Lower(s.code()) : truncated ? "truncated" : "ok", secs);
@@ -311,14 +314,14 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
     deadline = std::min(deadline, start + std::chrono::duration_cast<Clock::duration>(
                                               req.deadline - std::chrono::system_clock::now()));
   }
-  json body = {{"model", config_.model},
-               {"messages",
-                {{{"role", "system"}, {"content", req.system}},
-                 {{"role", "user"}, {"content", req.user}}}},
-               {"temperature", config_.temperature},
-               {"max_tokens", config_.max_tokens > 0    ? config_.max_tokens
-                              : req.stage == "writer" ? kWriterMaxTokens
-                                                      : kStageMaxTokens}};
+  json body = {
+      {"model", config_.model},
+      {"messages",
+       {{{"role", "system"}, {"content", req.system}}, {{"role", "user"}, {"content", req.user}}}},
+      {"temperature", config_.temperature},
+      {"max_tokens", config_.max_tokens > 0  ? config_.max_tokens
+                     : req.stage == "writer" ? kWriterMaxTokens
+                                             : kStageMaxTokens}};
   // The strictest response_format the endpoint has not refused. A refusal
   // (RefusesFormat) is asked again one form down; the step is
   // remembered for the endpoint once a lower form succeeds (a request the
@@ -361,8 +364,8 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
     return r.status();
   }
   json reply = json::parse(r->body, nullptr, false);
-  absl::Status bad = absl::InternalError(absl::StrCat(
-      "stage ", req.stage, ": reply is not a chat completion: ", Redact(r->body)));
+  absl::Status bad = absl::InternalError(
+      absl::StrCat("stage ", req.stage, ": reply is not a chat completion: ", Redact(r->body)));
   if (reply.is_discarded() || !reply.is_object() || !reply.contains("choices") ||
       !reply["choices"].is_array() || reply["choices"].empty()) {
     Finish(req.stage, start, bad, nullptr);
@@ -477,9 +480,9 @@ absl::StatusOr<std::unique_ptr<ModelClient>> NewOpenAiClient(const EndpointConfi
   if (!config.api_key_env.empty()) {
     key = env(config.api_key_env);
     if (key.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "model endpoint ", config.base_url, ": environment variable ", config.api_key_env,
-          " (api_key_env) is not set"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("model endpoint ", config.base_url, ": environment variable ",
+                       config.api_key_env, " (api_key_env) is not set"));
     }
   }
   return std::unique_ptr<ModelClient>(new OpenAiClient(config, metrics, std::move(key)));

@@ -16,8 +16,7 @@ void Coerced(StageCall* call, const std::string& kind) {
   if (call != nullptr) call->coercions.push_back(kind);
 }
 
-absl::StatusOr<json> ReadReply(const std::string& text, const ReplyShape& shape,
-                               StageCall* call) {
+absl::StatusOr<json> ReadReply(const std::string& text, const ReplyShape& shape, StageCall* call) {
   std::vector<json> values;
   for (const std::string& c : JsonCandidates(text)) values.push_back(json::parse(c));
   if (values.empty()) {
@@ -27,7 +26,8 @@ absl::StatusOr<json> ReadReply(const std::string& text, const ReplyShape& shape,
                                                    excerpt, text.size() > 120 ? "...\"" : "\""));
   }
   auto fits = [&](const json& v) {
-    return v.is_object() && (shape.required_property.empty() || v.contains(shape.required_property));
+    return v.is_object() &&
+           (shape.required_property.empty() || v.contains(shape.required_property));
   };
   for (size_t i = 0; i < values.size(); ++i) {
     if (!fits(values[i])) continue;
@@ -52,7 +52,8 @@ absl::StatusOr<json> ReadReply(const std::string& text, const ReplyShape& shape,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "stage ", shape.stage, ": no JSON value in the model output fits the stage's reply (",
-      shape.required_property.empty() ? "an object" : "an object with '" + shape.required_property + "'",
+      shape.required_property.empty() ? "an object"
+                                      : "an object with '" + shape.required_property + "'",
       ")"));
 }
 

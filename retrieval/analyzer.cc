@@ -38,8 +38,7 @@ std::string SnowballStem(absl::string_view token) {
   const sb_symbol* out = sb_stemmer_stem(s, reinterpret_cast<const sb_symbol*>(token.data()),
                                          static_cast<int>(token.size()));
   if (out == nullptr) return std::string(token);  // out of memory: match unstemmed
-  return std::string(reinterpret_cast<const char*>(out),
-                     static_cast<size_t>(sb_stemmer_length(s)));
+  return std::string(reinterpret_cast<const char*>(out), static_cast<size_t>(sb_stemmer_length(s)));
 }
 
 }  // namespace speakermem::retrieval

@@ -63,15 +63,15 @@ void Bm25Index::Add(const storage::Message& m) {
   timestamps_.push_back(m.timestamp_ms);
   uint32_t sid = 0;
   if (!m.speaker_id.empty()) {
-    auto [it, inserted] = speaker_ids_.try_emplace(m.speaker_id,
-                                                   static_cast<uint32_t>(speaker_ids_.size() + 1));
+    auto [it, inserted] =
+        speaker_ids_.try_emplace(m.speaker_id, static_cast<uint32_t>(speaker_ids_.size() + 1));
     sid = it->second;
   }
   speakers_.push_back(sid);
   if (docs_of_speaker_.size() <= sid) docs_of_speaker_.resize(sid + 1);
   docs_of_speaker_[sid].push_back(doc);
-  auto [sess, unused] = session_ids_.try_emplace(m.session,
-                                                 static_cast<uint32_t>(session_ids_.size()));
+  auto [sess, unused] =
+      session_ids_.try_emplace(m.session, static_cast<uint32_t>(session_ids_.size()));
   sessions_.push_back(sess->second);
   doc_of_seq_[m.seq] = doc;
   // Appends in the common case; an out-of-order seq is inserted in place.
@@ -86,7 +86,8 @@ Bm25Index::Weights Bm25Index::QueryWeights(absl::string_view text, bool stem) co
   for (const auto& t : IndexTokens(text)) {
     auto it = term_ids_.find(stem ? std::string(1, kStemMark) + SnowballStem(t) : t);
     if (it == term_ids_.end()) continue;
-    auto same = std::find_if(w.begin(), w.end(), [&](const auto& p) { return p.first == it->second; });
+    auto same =
+        std::find_if(w.begin(), w.end(), [&](const auto& p) { return p.first == it->second; });
     if (same == w.end()) {
       w.emplace_back(it->second, 1.0);
     } else {
@@ -197,7 +198,8 @@ void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
     if (s <= 0 || !Admits(doc, q, {})) continue;
     const size_t at = OrderOf(doc);
     float carried = s;
-    for (uint32_t d = 1; d <= p.context_window; ++d, carried *= static_cast<float>(p.context_decay)) {
+    for (uint32_t d = 1; d <= p.context_window;
+         ++d, carried *= static_cast<float>(p.context_decay)) {
       for (size_t pos : {at - d, at + d}) {  // at - d wraps past 0: out of range
         if (pos >= by_seq_.size()) continue;
         const uint32_t other = by_seq_[pos].second;
@@ -367,8 +369,8 @@ void LexicalIndex::AddBatch(const storage::ChannelRef& channel,
   }
 }
 
-std::map<std::string, ScoredSeq> LexicalIndex::BestPerSpeaker(
-    const storage::ChannelRef& channel, const LexicalQuery& query) const {
+std::map<std::string, ScoredSeq> LexicalIndex::BestPerSpeaker(const storage::ChannelRef& channel,
+                                                              const LexicalQuery& query) const {
   const Shard* shard = Find(channel);
   if (shard == nullptr) return {};
   std::shared_lock<std::shared_mutex> lock(shard->mu);

@@ -8,10 +8,10 @@
 #include <memory>
 #include <shared_mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/types.h"
 
@@ -141,7 +141,7 @@ class Bm25Index {
   std::vector<std::vector<uint32_t>> docs_of_speaker_;  // by interned speaker
   absl::flat_hash_map<uint64_t, uint32_t> doc_of_seq_;
   std::vector<std::pair<uint64_t, uint32_t>> by_seq_;  // (seq, doc), sorted
-  bool in_seq_order_ = true;  // every document so far arrived in seq order
+  bool in_seq_order_ = true;                           // every document so far arrived in seq order
   uint64_t total_length_ = 0;
 };
 
@@ -152,8 +152,7 @@ class LexicalIndex {
   explicit LexicalIndex(Bm25Params params = {}) : params_(params) {}
 
   void Add(const storage::ChannelRef& channel, const storage::Message& message);
-  void AddBatch(const storage::ChannelRef& channel,
-                const std::vector<storage::Message>& messages);
+  void AddBatch(const storage::ChannelRef& channel, const std::vector<storage::Message>& messages);
 
   // Searches the channel (Bm25Index::Search); empty for an unknown channel.
   std::vector<ScoredSeq> Search(const storage::ChannelRef& channel,

@@ -34,10 +34,10 @@ class Composer {
   std::string Cell(const storage::Record& r, const std::string& sourced_by) const {
     std::string out = absl::StrCat("  [", r.record_id, "] ");
     if (!sourced_by.empty()) {
-      absl::StrAppend(&out, r.owner == kRowGroup
-                                ? absl::StrCat("proposed by ", Name(sourced_by), " for the group: ")
-                                : absl::StrCat("said by ", Name(sourced_by), " about ",
-                                               Name(r.owner), ": "));
+      absl::StrAppend(
+          &out, r.owner == kRowGroup
+                    ? absl::StrCat("proposed by ", Name(sourced_by), " for the group: ")
+                    : absl::StrCat("said by ", Name(sourced_by), " about ", Name(r.owner), ": "));
     }
     absl::StrAppend(&out, r.layer);
     if (sourced_by.empty() && r.source != r.owner) {
@@ -58,16 +58,15 @@ class Composer {
 
 std::string ComposeEvidencePack(const std::vector<RetrievedMessage>& s1,
                                 const std::vector<S2Row>& s2,
-                                const std::map<std::string, std::string>& names,
-                                bool with_memory) {
+                                const std::map<std::string, std::string>& names, bool with_memory) {
   Composer c(names);
   std::string out = "Conversation excerpts (verbatim, best first):\n";
   if (s1.empty()) out += "(none)\n";
   for (const auto& rm : s1) {
     const storage::Message& m = rm.message;
     absl::StrAppend(&out, "[", m.message_id, "] ", When(m.timestamp_ms), ", ",
-                    c.Name(m.speaker_id.empty() ? m.speaker : m.speaker_id), ": ",
-                    OneLine(m.text), rm.newer_than_memory ? " (NEWER THAN MEMORY)" : "", "\n");
+                    c.Name(m.speaker_id.empty() ? m.speaker : m.speaker_id), ": ", OneLine(m.text),
+                    rm.newer_than_memory ? " (NEWER THAN MEMORY)" : "", "\n");
   }
   if (!with_memory) return out;
   out += "\nMemory, by row:\n";

@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "absl/strings/ascii.h"
-#include "llm/structured.h"
 #include "llm/metrics.h"
+#include "llm/structured.h"
 #include "nlohmann/json.hpp"
 #include "retrieval/stages.h"
 
@@ -69,8 +69,8 @@ const llm::ReplyShape& AnswerShape() {
 // Notes what a stage had to coerce, for the query trace.
 void NoteCoercions(StageCall* call) {
   if (call == nullptr || call->coercions.empty()) return;
-  absl::StrAppend(&call->note, call->note.empty() ? "" : "; ", "coerced: ",
-                  absl::StrJoin(call->coercions, ", "));
+  absl::StrAppend(&call->note, call->note.empty() ? "" : "; ",
+                  "coerced: ", absl::StrJoin(call->coercions, ", "));
 }
 
 // Indexes into `n` candidates from a JSON list, lenient per item; items
@@ -129,8 +129,8 @@ class ModelProject final : public ProjectStage {
     user += "\n";
     if (!in.asker.empty()) absl::StrAppend(&user, "Asked by: ", in.asker, "\n");
     absl::StrAppend(&user, "Question: ", in.question);
-    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), ProjectShape(), kProjectSystem,
-                                                 user, call);
+    absl::StatusOr<json> j =
+        llm::ChatStructured(client_.get(), ProjectShape(), kProjectSystem, user, call);
     if (!j.ok()) return j.status();
     json rows = (*j)["rows"];
     if (rows.is_string()) {
@@ -181,8 +181,7 @@ class ModelProject final : public ProjectStage {
     return "";
   }
   static bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
              return std::tolower(static_cast<unsigned char>(x)) ==
                     std::tolower(static_cast<unsigned char>(y));
            });
@@ -247,8 +246,9 @@ class ModelSelect final : public SelectStage {
   absl::StatusOr<SelectOutput> Select(const SelectInput& in, StageCall* call) override {
     std::string system = in.max_anchors == 0 ? kReselectSystem : kSelectSystem;
     if (in.max_anchors > 0) system.replace(system.find("MAX"), 3, std::to_string(in.max_anchors));
-    std::string user = absl::StrCat("Question: ", in.question, "\nCandidates:\n",
-                                    RenderCandidates(in.candidates, in.max_chars, in.max_chars_each));
+    std::string user =
+        absl::StrCat("Question: ", in.question, "\nCandidates:\n",
+                     RenderCandidates(in.candidates, in.max_chars, in.max_chars_each));
     absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SelectShape(), system, user, call);
     if (!j.ok()) return j.status();
     if (!(*j)["ranking"].is_array()) return Malformed("select", "has no ranking list");
@@ -287,10 +287,10 @@ class ModelSufficiency final : public SufficiencyStage {
   explicit ModelSufficiency(std::shared_ptr<llm::ModelClient> c) : client_(std::move(c)) {}
 
   absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in, StageCall* call) override {
-    std::string user = absl::StrCat("Question: ", in.question, "\nMessages:\n",
-                                    RenderCandidates(in.evidence));
-    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), SufficiencyShape(),
-                                                 kSufficiencySystem, user, call);
+    std::string user =
+        absl::StrCat("Question: ", in.question, "\nMessages:\n", RenderCandidates(in.evidence));
+    absl::StatusOr<json> j =
+        llm::ChatStructured(client_.get(), SufficiencyShape(), kSufficiencySystem, user, call);
     if (!j.ok()) return j.status();
     SufficiencyOutput out;
     if (!llm::ReadBool((*j)["sufficient"], &out.sufficient, call)) {
@@ -331,7 +331,8 @@ class ModelAnswer final : public AnswerStage {
 
   absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
     std::string user = absl::StrCat("Question: ", in.question, "\n");
-    if (!in.members.empty()) absl::StrAppend(&user, "Members: ", absl::StrJoin(in.members, ", "), "\n");
+    if (!in.members.empty())
+      absl::StrAppend(&user, "Members: ", absl::StrJoin(in.members, ", "), "\n");
     if (!in.options.empty()) {
       absl::StrAppend(&user, "Options (answer with exactly one, as \"LETTER: text\"):\n");
       for (const auto& o : in.options) absl::StrAppend(&user, "  ", o, "\n");
@@ -348,8 +349,7 @@ class ModelAnswer final : public AnswerStage {
                         When(e.timestamp_ms), ", ", e.speaker, " said: ", e.text, "\n");
       } else {
         absl::StrAppend(&user, "- id=", e.id, " record (", e.layer, "), about ", e.owner,
-                        ", source ", e.speaker, ", ", When(e.timestamp_ms), ": ", e.text,
-                        "\n");
+                        ", source ", e.speaker, ", ", When(e.timestamp_ms), ": ", e.text, "\n");
       }
     }
     absl::StatusOr<json> j =
@@ -536,8 +536,7 @@ std::unique_ptr<AnswerStage> NewModelAnswer(std::shared_ptr<llm::ModelClient> c)
 }
 
 absl::StatusOr<QueryStages> BuildQueryStages(const llm::ModelsConfig& config,
-                                             llm::LlmMetrics* metrics,
-                                             const llm::EnvLookup& env) {
+                                             llm::LlmMetrics* metrics, const llm::EnvLookup& env) {
   QueryStages s;
   using Endpoint = const llm::EndpointConfig&;
   absl::Status st = BuildStage(

@@ -1,9 +1,9 @@
 // Offline (no model) implementations of the query stages: deterministic,
 // dependency-free, good enough for demos and tests (DESIGN 4).
 #include <algorithm>
-#include <set>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -83,35 +83,38 @@ const absl::flat_hash_set<std::string>& AllWords() {
 
 const absl::flat_hash_set<std::string>& GroupWords() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "decide", "decided", "decides", "decision", "decisions", "agree", "agreed", "agreement",
-      "plan", "plans", "planned", "planning", "we", "us", "our", "group", "team", "consensus",
-      "norm", "norms", "rule", "rules", "together", "collectively", "settle", "settled"};
+      "decide",    "decided",  "decides",      "decision",  "decisions", "agree", "agreed",
+      "agreement", "plan",     "plans",        "planned",   "planning",  "we",    "us",
+      "our",       "group",    "team",         "consensus", "norm",      "norms", "rule",
+      "rules",     "together", "collectively", "settle",    "settled"};
   return *s;
 }
 
 const absl::flat_hash_set<std::string>& FullWords() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "change", "changed", "changes", "changing", "before", "history", "originally",
-      "initially", "previously", "earlier", "evolve", "evolved", "evolution", "formerly",
-      "revised", "revise", "switched", "first"};
+      "change",     "changed",   "changes",    "changing", "before",   "history",
+      "originally", "initially", "previously", "earlier",  "evolve",   "evolved",
+      "evolution",  "formerly",  "revised",    "revise",   "switched", "first"};
   return *s;
 }
 
 const absl::flat_hash_set<std::string>& ViewWords() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "think", "thinks", "thought", "believe", "believes", "believed", "feel", "feels", "felt",
-      "view", "views", "opinion", "opinions", "say", "says", "said", "see", "sees", "take",
-      "consider", "considers", "perceive", "perceives", "impression", "according", "claims",
-      "claimed", "suspect", "suspects", "reckon", "reckons"};
+      "think",    "thinks",    "thought",    "believe",   "believes", "believed", "feel",
+      "feels",    "felt",      "view",       "views",     "opinion",  "opinions", "say",
+      "says",     "said",      "see",        "sees",      "take",     "consider", "considers",
+      "perceive", "perceives", "impression", "according", "claims",   "claimed",  "suspect",
+      "suspects", "reckon",    "reckons"};
   return *s;
 }
 
 const absl::flat_hash_set<std::string>& QuestionWords() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "what", "who", "whom", "whose", "when", "where", "why", "how", "which", "does", "did",
-      "do", "is", "are", "was", "were", "has", "have", "had", "think", "thinks", "view",
-      "opinion", "feel", "feels", "currently", "current", "now", "latest", "final", "say",
-      "says", "said", "according", "mention", "mentioned", "tell", "told", "know"};
+      "what",  "who",       "whom",    "whose",     "when",   "where", "why",     "how",
+      "which", "does",      "did",     "do",        "is",     "are",   "was",     "were",
+      "has",   "have",      "had",     "think",     "thinks", "view",  "opinion", "feel",
+      "feels", "currently", "current", "now",       "latest", "final", "say",     "says",
+      "said",  "according", "mention", "mentioned", "tell",   "told",  "know"};
   return *s;
 }
 
@@ -299,14 +302,14 @@ class OfflineSufficiency final : public SufficiencyStage {
  public:
   explicit OfflineSufficiency(double threshold) : threshold_(threshold) {}
 
-  absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in,
-                                          StageCall* call) override {
+  absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in, StageCall* call) override {
     // (stem, word as asked) of each distinct content word of the question.
     std::vector<std::pair<std::string, std::string>> want;
     for (auto& t : ContentTokens(in.question)) {
       if (QuestionWords().contains(t)) continue;
       std::string stem = Stem(t);
-      bool dup = std::any_of(want.begin(), want.end(), [&](const auto& w) { return w.first == stem; });
+      bool dup =
+          std::any_of(want.begin(), want.end(), [&](const auto& w) { return w.first == stem; });
       if (!dup) want.emplace_back(stem, t);
     }
     absl::flat_hash_set<std::string> have;
@@ -476,7 +479,8 @@ class OfflineAnswer final : public AnswerStage {
       const std::set<std::string> issue = ContentStems(in.projection.issue);
       if (!issue.empty()) {
         on_issue = false;
-        for (const auto& w : ContentStems(in.evidence[best_i].text)) on_issue = on_issue || issue.count(w);
+        for (const auto& w : ContentStems(in.evidence[best_i].text))
+          on_issue = on_issue || issue.count(w);
       }
     }
     if (best_i < 0 || best < 0.3 || !on_issue) {
@@ -491,7 +495,8 @@ class OfflineAnswer final : public AnswerStage {
     } else {
       const EvidenceItem& e = in.evidence[best_i];
       if (e.layer.empty()) {
-        out.answer = absl::StrCat(e.speaker, " (", ShortTime(e.timestamp_ms), "): \"", e.text, "\"");
+        out.answer =
+            absl::StrCat(e.speaker, " (", ShortTime(e.timestamp_ms), "): \"", e.text, "\"");
       } else {
         out.answer = absl::StrCat(e.text, " [", e.layer, " record about ", e.owner, ", from ",
                                   e.speaker, ", ", ShortTime(e.timestamp_ms), "]");

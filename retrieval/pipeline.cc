@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -113,13 +113,14 @@ absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
   }
   if (textbook) return bm25;
   const double dense_weight = req.mode == RecallMode::kDense ? 1.0
-                              : stages_->embed->offline() ? rp.dense_weight_offline
-                                                          : rp.dense_weight_model;
+                              : stages_->embed->offline()    ? rp.dense_weight_offline
+                                                             : rp.dense_weight_model;
   if (dense_weight > 0) {
     auto t = Clock::now();
     StageCall call;
     call.deadline = req.deadline;
-    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> q, stages_->embed->Embed({req.question}, &call));
+    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> q,
+                        stages_->embed->Embed({req.question}, &call));
     // Time filtering happens after the fetch; ask for more to make up.
     size_t want = req.start_ms || req.end_ms ? 3 * n : n;
     SM_ASSIGN_OR_RETURN(dense, vectors_->Search(req.channel, q.front(), want));
@@ -156,7 +157,8 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
     SM_ASSIGN_OR_RETURN(std::vector<storage::Message> around,
                         store_->GetMessagesBySeq(req.channel, seqs));
     for (auto& m : around) {
-      if (m.session != anchor.session || !InRange(m.timestamp_ms, req.start_ms, req.end_ms)) continue;
+      if (m.session != anchor.session || !InRange(m.timestamp_ms, req.start_ms, req.end_ms))
+        continue;
       if (have.insert(m.seq).second) pool->push_back(std::move(m));
     }
   }
@@ -164,15 +166,15 @@ absl::Status QueryPipeline::Expand(const PipelineRequest& req, const std::vector
 }
 
 absl::Status QueryPipeline::MeasureFreshness(const storage::ChannelRef& channel,
-                                             const storage::ChannelInfo& info,
-                                             Freshness* f) {
+                                             const storage::ChannelInfo& info, Freshness* f) {
   SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(channel));
   f->newest_seq = info.last_seq;
   f->derived_through_seq = std::min(state.cursor_seq, info.last_seq);
   f->lag_messages = f->newest_seq - f->derived_through_seq;
   if (f->lag_messages == 0) return absl::OkStatus();
-  SM_ASSIGN_OR_RETURN(std::vector<storage::Message> ends,
-                      store_->GetMessagesBySeq(channel, {f->derived_through_seq + 1, f->newest_seq}));
+  SM_ASSIGN_OR_RETURN(
+      std::vector<storage::Message> ends,
+      store_->GetMessagesBySeq(channel, {f->derived_through_seq + 1, f->newest_seq}));
   int64_t oldest = INT64_MAX, newest = INT64_MIN;
   for (const auto& m : ends) {
     oldest = std::min(oldest, m.timestamp_ms);
@@ -187,8 +189,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     return absl::InvalidArgumentError("question: must not be empty or only whitespace");
   }
   if (req.question.size() > kMaxQuestionBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("question: ", req.question.size(),
-                                                   " bytes, at most ", kMaxQuestionBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("question: ", req.question.size(), " bytes, at most ", kMaxQuestionBytes));
   }
   // Between stages: stop once the caller has given up.
   auto in_time = [&req](const char* next) -> absl::Status {
@@ -211,7 +213,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     auto t = Clock::now();
     StageCall call;
     call.deadline = req.deadline;
-    SM_ASSIGN_OR_RETURN(out.projection, stages_->project->Project({req.question, req.asker, roster}, &call));
+    SM_ASSIGN_OR_RETURN(out.projection,
+                        stages_->project->Project({req.question, req.asker, roster}, &call));
     Trace(&out, "project", t, call);
   } else {
     out.projection.rows = {kRowAll};
@@ -316,8 +319,9 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   };
   if (req.stages && rp.select && req.mode == RecallMode::kHybrid && !pool.empty()) {
     for (int round = 0; round < (req.budgets.ask ? 2 : 1); ++round) {
-      SM_ASSIGN_OR_RETURN(SelectOutput sel,
-                          select(req.budgets.expand ? req.budgets.expand_anchors : 0, everything()));
+      SM_ASSIGN_OR_RETURN(
+          SelectOutput sel,
+          select(req.budgets.expand ? req.budgets.expand_anchors : 0, everything()));
       order = sel.ranking;
       if (req.budgets.expand && !sel.anchors.empty()) {
         auto te = Clock::now();
@@ -349,8 +353,8 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
       sin.question = req.question;
       for (size_t i = 0; i < order.size() && i < req.budgets.s1_top_k; ++i) {
         const auto& m = pool[order[i]];
-        sin.evidence.push_back(Candidate{m.message_id, m.speaker, m.speaker_id, m.text,
-                                         m.timestamp_ms, 0});
+        sin.evidence.push_back(
+            Candidate{m.message_id, m.speaker, m.speaker_id, m.text, m.timestamp_ms, 0});
       }
       SM_ASSIGN_OR_RETURN(SufficiencyOutput suff, stages_->sufficiency->Judge(sin, &scall));
       Trace(&out, "sufficiency", ts, scall);
@@ -384,12 +388,12 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     rm.newer_than_memory = m.seq > cursor;
     auto it = recall_score.find(m.seq);
     rm.score = it == recall_score.end() ? 0 : it->second;
-    rm.why = expanded.count(m.seq) ? absl::StrCat("expanded, rank ", rank + 1)
-                                      : absl::StrCat(req.mode == RecallMode::kBm25    ? "bm25"
-                                                     : req.mode == RecallMode::kDense ? "dense"
-                                                                                       : "hybrid",
-                                                     req.stages ? " + select" : "", ", rank ",
-                                                     rank + 1);
+    rm.why = expanded.count(m.seq)
+                 ? absl::StrCat("expanded, rank ", rank + 1)
+                 : absl::StrCat(req.mode == RecallMode::kBm25    ? "bm25"
+                                : req.mode == RecallMode::kDense ? "dense"
+                                                                 : "hybrid",
+                                req.stages ? " + select" : "", ", rank ", rank + 1);
     out.s1.push_back(std::move(rm));
   }
 
@@ -423,8 +427,7 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
     for (const auto& rm : out.s1) {
       const auto& m = rm.message;
       in.evidence.push_back(EvidenceItem{m.message_id, "S1", m.speaker, m.speaker_id, "", "",
-                                         m.timestamp_ms, m.text, rm.score,
-                                         rm.newer_than_memory});
+                                         m.timestamp_ms, m.text, rm.score, rm.newer_than_memory});
     }
     for (const auto& row : out.s2) {
       for (const auto& r : row.records) {

@@ -5,13 +5,13 @@
 #define SPEAKERMEM_RETRIEVAL_PIPELINE_H_
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <chrono>
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -173,7 +173,7 @@ class QueryPipeline {
     uint64_t next_record = 0;
     uint64_t ticket = 0;  // build order
     std::vector<storage::Record> records;
-    std::vector<std::vector<std::string>> tokens;  // stemmed, per record
+    std::vector<std::vector<std::string>> tokens;                    // stemmed, per record
     std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
     std::map<std::string, size_t> by_id;
     std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only

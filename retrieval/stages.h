@@ -56,7 +56,7 @@ class ProjectStage {
 
 // A System 1 candidate for Select and Sufficiency.
 struct Candidate {
-  std::string id;  // message_id
+  std::string id;          // message_id
   std::string speaker;     // display name
   std::string speaker_id;  // roster id (rows name these)
   std::string text;
@@ -117,8 +117,7 @@ struct SufficiencyOutput {
 class SufficiencyStage {
  public:
   virtual ~SufficiencyStage() = default;
-  virtual absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in,
-                                                  StageCall* call) = 0;
+  virtual absl::StatusOr<SufficiencyOutput> Judge(const SufficiencyInput& in, StageCall* call) = 0;
 };
 
 // One item of the composed evidence pack the answerer sees.
@@ -127,8 +126,8 @@ struct EvidenceItem {
   std::string row;      // "S1" for verbatim messages, else the owner row
   std::string speaker;  // who said it (System 1) or the record's source
   std::string speaker_id;
-  std::string owner;    // System 2: whom it is about ("GROUP" for group layers)
-  std::string layer;    // System 2 layer name; empty for System 1
+  std::string owner;  // System 2: whom it is about ("GROUP" for group layers)
+  std::string layer;  // System 2 layer name; empty for System 1
   int64_t timestamp_ms = 0;
   std::string text;
   double score = 0;  // retrieval score; the offline answerer uses it to break ties

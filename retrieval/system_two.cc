@@ -64,7 +64,8 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
       }
     }
   }
-  auto snap = incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
+  auto snap =
+      incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
   snap->next_record = state.next_record;
   snap->ticket = ticket;
   size_t first_new = 0;
@@ -153,7 +154,8 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   std::lock_guard<std::mutex> lock(cache_mu_);
   // A concurrent build (query or warm-up) may have stored a newer one.
   auto floor = min_ticket_.find(ch);
-  if (floor != min_ticket_.end() && snap->ticket <= floor->second) return std::shared_ptr<const RecordSnapshot>(snap);
+  if (floor != min_ticket_.end() && snap->ticket <= floor->second)
+    return std::shared_ptr<const RecordSnapshot>(snap);
   auto& slot = snapshots_[ch];
   if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
   return std::shared_ptr<const RecordSnapshot>(snap);
@@ -203,9 +205,8 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   std::unordered_map<std::string, double> s1_weight;
   for (size_t k = 0; k < out->s1.size(); ++k) {
     s1_weight.emplace(out->s1[k].message.message_id,
-                      1.0 - static_cast<double>(k) /
-                                static_cast<double>(std::max<size_t>(out->s1.size(),
-                                                                     req.budgets.s1_top_k)));
+                      1.0 - static_cast<double>(k) / static_cast<double>(std::max<size_t>(
+                                                         out->s1.size(), req.budgets.s1_top_k)));
   }
   std::unordered_map<size_t, double> scored;
   auto score = [&](size_t i) {
@@ -222,8 +223,8 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     return v;
   };
   static const std::vector<size_t> kNone;
-  auto bucket = [&](const std::map<std::string, std::vector<size_t>>& m, const std::string& key)
-      -> const std::vector<size_t>& {
+  auto bucket = [&](const std::map<std::string, std::vector<size_t>>& m,
+                    const std::string& key) -> const std::vector<size_t>& {
     auto it = m.find(key);
     return it == m.end() ? kNone : it->second;
   };
@@ -299,7 +300,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     }
     return chain;
   };
-  std::vector<size_t> fallback_rows;                        // rows with no record
+  std::vector<size_t> fallback_rows;                       // rows with no record
   std::vector<std::pair<size_t, uint64_t>> fallback_seqs;  // (row index, seq)
   for (const auto& row : rows) {
     S2Row s2;

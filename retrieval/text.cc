@@ -9,19 +9,25 @@ namespace speakermem::retrieval {
 
 bool IsStopword(const std::string& token) {
   static const auto* kStop = new absl::flat_hash_set<std::string>{
-      "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any",
-      "are", "as", "at", "be", "because", "been", "before", "being", "below", "between",
-      "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during",
-      "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
-      "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
-      "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-      "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such",
-      "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there",
-      "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
-      "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
-      "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s",
-      "t", "d", "ll", "m", "re", "ve", "don", "didn", "doesn", "isn", "wasn", "won", "also",
-      "get", "got", "one", "really", "yeah", "yes", "oh", "ok", "okay", "let", "us"};
+      "a",      "about",  "above",    "after",      "again",   "against", "all",   "am",
+      "an",     "and",    "any",      "are",        "as",      "at",      "be",    "because",
+      "been",   "before", "being",    "below",      "between", "both",    "but",   "by",
+      "can",    "could",  "did",      "do",         "does",    "doing",   "down",  "during",
+      "each",   "few",    "for",      "from",       "further", "had",     "has",   "have",
+      "having", "he",     "her",      "here",       "hers",    "herself", "him",   "himself",
+      "his",    "how",    "i",        "if",         "in",      "into",    "is",    "it",
+      "its",    "itself", "just",     "me",         "more",    "most",    "my",    "myself",
+      "nor",    "now",    "of",       "off",        "on",      "once",    "only",  "or",
+      "other",  "our",    "ours",     "ourselves",  "out",     "over",    "own",   "same",
+      "she",    "should", "so",       "some",       "such",    "than",    "that",  "the",
+      "their",  "theirs", "them",     "themselves", "then",    "there",   "these", "they",
+      "this",   "those",  "through",  "to",         "too",     "under",   "until", "up",
+      "very",   "was",    "we",       "were",       "what",    "when",    "where", "which",
+      "while",  "who",    "whom",     "why",        "will",    "with",    "would", "you",
+      "your",   "yours",  "yourself", "yourselves", "s",       "t",       "d",     "ll",
+      "m",      "re",     "ve",       "don",        "didn",    "doesn",   "isn",   "wasn",
+      "won",    "also",   "get",      "got",        "one",     "really",  "yeah",  "yes",
+      "oh",     "ok",     "okay",     "let",        "us"};
   return kStop->contains(token);
 }
 
@@ -56,8 +62,7 @@ std::vector<std::string> StemmedTokens(absl::string_view text) {
   return out;
 }
 
-int FindTokenRun(const std::vector<std::string>& haystack,
-                 const std::vector<std::string>& needle) {
+int FindTokenRun(const std::vector<std::string>& haystack, const std::vector<std::string>& needle) {
   if (needle.empty() || needle.size() > haystack.size()) return -1;
   for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
     bool match = true;

@@ -24,8 +24,7 @@ std::vector<std::string> StemmedTokens(absl::string_view text);
 
 // Position of the first occurrence of `needle` as a contiguous token run in
 // `haystack`, or -1.
-int FindTokenRun(const std::vector<std::string>& haystack,
-                 const std::vector<std::string>& needle);
+int FindTokenRun(const std::vector<std::string>& haystack, const std::vector<std::string>& needle);
 
 // 64-bit FNV-1a, for feature hashing.
 uint64_t Fnv1a64(absl::string_view s, uint64_t seed = 0);

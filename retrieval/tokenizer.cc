@@ -11,8 +11,7 @@ enum class Kind { kSeparator, kWord, kCjk };
 
 Kind Classify(int32_t cp) {
   if (cp < 0x80) {
-    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
-        (cp >= '0' && cp <= '9')) {
+    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9')) {
       return Kind::kWord;
     }
     return Kind::kSeparator;

@@ -4,8 +4,9 @@
 #define SPEAKERMEM_RETRIEVAL_TOKENIZER_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace speakermem::retrieval {
 

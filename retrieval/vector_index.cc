@@ -7,7 +7,6 @@
 #include <faiss/impl/IDSelector.h>
 #include <faiss/index_io.h>
 #include <faiss/invlists/InvertedLists.h>
-
 #include <omp.h>
 
 #include <algorithm>
@@ -56,12 +55,11 @@ std::string ShardFileStem(const storage::ChannelRef& channel) {
 
 class VectorShard::Impl {
  public:
-  Impl(size_t dim, const VectorIndexOptions& o) : dim_(dim), options_(o) {
-    index_ = MakeFlat();
-  }
+  Impl(size_t dim, const VectorIndexOptions& o) : dim_(dim), options_(o) { index_ = MakeFlat(); }
 
   std::unique_ptr<faiss::Index> MakeFlat() const {
-    auto map = std::make_unique<faiss::IndexIDMap2>(new faiss::IndexFlatIP(static_cast<idx_t>(dim_)));
+    auto map =
+        std::make_unique<faiss::IndexIDMap2>(new faiss::IndexFlatIP(static_cast<idx_t>(dim_)));
     map->own_fields = true;
     return map;
   }
@@ -92,11 +90,11 @@ class VectorShard::Impl {
   std::unique_ptr<faiss::Index> MakeIvf(const std::vector<idx_t>& ids,
                                         const std::vector<float>& data) const {
     const size_t n = ids.size();
-    const size_t nlist = std::clamp<size_t>(static_cast<size_t>(std::sqrt(static_cast<double>(n))),
-                                            64, 4096);
+    const size_t nlist =
+        std::clamp<size_t>(static_cast<size_t>(std::sqrt(static_cast<double>(n))), 64, 4096);
     auto* quantizer = new faiss::IndexFlatIP(static_cast<idx_t>(dim_));
-    auto ivf = std::make_unique<faiss::IndexIVFFlat>(quantizer, dim_, nlist,
-                                                     faiss::METRIC_INNER_PRODUCT);
+    auto ivf =
+        std::make_unique<faiss::IndexIVFFlat>(quantizer, dim_, nlist, faiss::METRIC_INNER_PRODUCT);
     ivf->own_fields = true;
     ivf->cp.niter = 10;
     ivf->cp.seed = 1234;
@@ -110,7 +108,8 @@ class VectorShard::Impl {
   bool NeedsRetrain() const {
     const size_t live = ids_.size();
     if (trained_at_ == 0) return live > options_.ivf_threshold;
-    return static_cast<double>(live) > options_.ivf_retrain_growth * static_cast<double>(trained_at_);
+    return static_cast<double>(live) >
+           options_.ivf_retrain_growth * static_cast<double>(trained_at_);
   }
 
   // Builds the IVF index beside the live one, then swaps it in.
@@ -136,8 +135,8 @@ class VectorShard::Impl {
                                             .count()));
   }
 
-  std::mutex write_mu;             // serialises mutations (and saves)
-  mutable std::shared_mutex mu;    // guards index_ against concurrent search
+  std::mutex write_mu;           // serialises mutations (and saves)
+  mutable std::shared_mutex mu;  // guards index_ against concurrent search
   const size_t dim_;
   const VectorIndexOptions options_;
   std::unique_ptr<faiss::Index> index_;
@@ -159,7 +158,8 @@ VectorShard::~VectorShard() = default;
 
 absl::Status VectorShard::Add(const std::vector<uint64_t>& ids,
                               const std::vector<std::vector<float>>& vecs) {
-  if (ids.size() != vecs.size()) return absl::InvalidArgumentError("ids and vectors differ in count");
+  if (ids.size() != vecs.size())
+    return absl::InvalidArgumentError("ids and vectors differ in count");
   std::vector<float> data;
   data.reserve(ids.size() * dim_);
   for (const auto& v : vecs) {
@@ -406,7 +406,8 @@ absl::StatusOr<size_t> VectorIndex::Save(const std::string& dir,
            << absl::BytesToHexString(ch.tenant) << "\n"
            << absl::BytesToHexString(ch.channel) << "\n"
            << shard->dimension() << "\n";
-      if (!meta.good()) return absl::InternalError(absl::StrCat("vector shards: cannot write ", stem));
+      if (!meta.good())
+        return absl::InternalError(absl::StrCat("vector shards: cannot write ", stem));
     }
     absl::Status s = shard->Save(stem + ".faiss");
     if (!s.ok()) return s;
@@ -417,8 +418,8 @@ absl::StatusOr<size_t> VectorIndex::Save(const std::string& dir,
   return written;
 }
 
-absl::StatusOr<std::vector<storage::ChannelRef>> VectorIndex::Load(
-    const std::string& dir, const std::string& fingerprint) {
+absl::StatusOr<std::vector<storage::ChannelRef>> VectorIndex::Load(const std::string& dir,
+                                                                   const std::string& fingerprint) {
   std::vector<storage::ChannelRef> loaded;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return loaded;
@@ -453,8 +454,7 @@ absl::StatusOr<std::vector<storage::ChannelRef>> VectorIndex::Load(
       discard("another embedding model");
       continue;
     }
-    storage::ChannelRef ch{absl::HexStringToBytes(tenant_hex),
-                           absl::HexStringToBytes(channel_hex)};
+    storage::ChannelRef ch{absl::HexStringToBytes(tenant_hex), absl::HexStringToBytes(channel_hex)};
     absl::StatusOr<std::unique_ptr<VectorShard>> shard =
         VectorShard::Load(stem + ".faiss", dim, options_);
     if (!shard.ok()) {

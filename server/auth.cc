@@ -30,8 +30,8 @@ std::string HashApiKey(absl::string_view key) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(key.data(), key.size(), digest, &len, EVP_sha256(), nullptr);
-  return absl::StrCat(kHashPrefix,
-                      absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), len)));
+  return absl::StrCat(
+      kHashPrefix, absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), len)));
 }
 
 absl::StatusOr<std::map<std::string, Principal>> ParseKeysFile(absl::string_view text) {
@@ -114,7 +114,8 @@ absl::StatusOr<Principal> KeyStore::Authenticate(absl::string_view api_key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (std::chrono::steady_clock::now() - checked_ >= recheck_) {
     absl::Status s = LoadLocked();
-    if (!s.ok()) LOG_ERROR("api keys not reloaded; the previous keys stay").Str("error", s.message());
+    if (!s.ok())
+      LOG_ERROR("api keys not reloaded; the previous keys stay").Str("error", s.message());
   }
   auto it = keys_.find(h);
   if (it == keys_.end()) return absl::UnauthenticatedError("unknown API key");

@@ -23,8 +23,7 @@ absl::Status BadValue(const std::string& name, const std::string& value,
 
 template <typename T>
 Knob IntKnob(std::string section, std::string key, std::string help,
-             std::function<T*(ServerConfig*)> field,
-             int64_t min, int64_t max) {
+             std::function<T*(ServerConfig*)> field, int64_t min, int64_t max) {
   std::string name = absl::StrCat(section, ".", key);
   Knob k{section, key, std::move(help), nullptr, nullptr};
   k.get = [field](const ServerConfig& c) {
@@ -62,9 +61,7 @@ Knob DoubleKnob(std::string section, std::string key, std::string help,
 Knob StrKnob(std::string section, std::string key, std::string help,
              std::function<std::string*(ServerConfig*)> field) {
   Knob k{section, key, std::move(help), nullptr, nullptr};
-  k.get = [field](const ServerConfig& c) {
-    return *field(const_cast<ServerConfig*>(&c));
-  };
+  k.get = [field](const ServerConfig& c) { return *field(const_cast<ServerConfig*>(&c)); };
   k.set = [field](ServerConfig* c, const std::string& v) {
     *field(c) = v;
     return absl::OkStatus();
@@ -103,15 +100,14 @@ std::vector<Knob> BuildKnobs() {
                       "File written after start with '<grpc port> <metrics port>'; "
                       "empty: none. Lets scripts use port 0.",
                       [](C* c) { return &c->port_file; }));
-  k.push_back(IntKnob<int>("server", "max_message_bytes",
-                           "Largest gRPC message accepted, in bytes.", 
-                           [](C* c) { return &c->max_message_bytes; }, 1024,
-                           1 << 30));
-  k.push_back(IntKnob<int>("server", "shutdown_grace_ms",
-                           "On SIGTERM/SIGINT, how long in-flight RPCs may take to "
-                           "finish before they are cancelled.",
-                           [](C* c) { return &c->shutdown_grace_ms; }, 0,
-                           3600000));
+  k.push_back(IntKnob<int>(
+      "server", "max_message_bytes", "Largest gRPC message accepted, in bytes.",
+      [](C* c) { return &c->max_message_bytes; }, 1024, 1 << 30));
+  k.push_back(IntKnob<int>(
+      "server", "shutdown_grace_ms",
+      "On SIGTERM/SIGINT, how long in-flight RPCs may take to "
+      "finish before they are cancelled.",
+      [](C* c) { return &c->shutdown_grace_ms; }, 0, 3600000));
   k.push_back(BoolKnob("auth", "enabled",
                        "Require an API key (metadata x-api-key) on every RPC; the key's tenant "
                        "scopes all data. On in the shipped production config.",
@@ -132,156 +128,158 @@ std::vector<Knob> BuildKnobs() {
                       [](C* c) { return &c->tls_client_ca_file; }));
   k.push_back(StrKnob("log", "level", "Lowest log level written: debug, info, warn, error.",
                       [](C* c) { return &c->log_level; }));
-  k.push_back(StrKnob("store", "data_dir",
-                      "Directory of the RocksDB store; created when missing.",
+  k.push_back(StrKnob("store", "data_dir", "Directory of the RocksDB store; created when missing.",
                       [](C* c) { return &c->memory.store.path; }));
   k.push_back(BoolKnob("store", "sync",
                        "fsync the write-ahead log before acknowledging each write. "
                        "false: acknowledged writes survive a process crash but not "
                        "a power loss; true: they survive both, at a throughput cost.",
                        [](C* c) { return &c->memory.store.sync; }));
-  k.push_back(IntKnob<size_t>("store", "block_cache_bytes",
-                              "RocksDB block cache shared by all column families.",
-                              
-                              [](C* c) { return &c->memory.store.block_cache_bytes; },
-                              1 << 20, int64_t{1} << 40));
-  k.push_back(IntKnob<int>("store", "background_threads",
-                           "RocksDB flush and compaction threads.", 
-                           [](C* c) { return &c->memory.store.background_threads; }, 1,
-                           64));
-  k.push_back(IntKnob<size_t>("limits", "max_text_bytes",
-                              "Largest message text accepted, in bytes.", 
-                              [](C* c) { return &c->memory.limits.max_text_bytes; }, 1,
-                              1 << 24));
-  k.push_back(IntKnob<size_t>("limits", "max_batch_messages",
-                              "Most messages in one Ingest request or stream chunk.",
-                              
-                              [](C* c) { return &c->memory.limits.max_batch_messages; },
-                              1, 1000000));
+  k.push_back(IntKnob<size_t>(
+      "store", "block_cache_bytes", "RocksDB block cache shared by all column families.",
+
+      [](C* c) { return &c->memory.store.block_cache_bytes; }, 1 << 20, int64_t{1} << 40));
+  k.push_back(IntKnob<int>(
+      "store", "background_threads", "RocksDB flush and compaction threads.",
+      [](C* c) { return &c->memory.store.background_threads; }, 1, 64));
+  k.push_back(IntKnob<size_t>(
+      "limits", "max_text_bytes", "Largest message text accepted, in bytes.",
+      [](C* c) { return &c->memory.limits.max_text_bytes; }, 1, 1 << 24));
+  k.push_back(IntKnob<size_t>(
+      "limits", "max_batch_messages", "Most messages in one Ingest request or stream chunk.",
+
+      [](C* c) { return &c->memory.limits.max_batch_messages; }, 1, 1000000));
   k.push_back(IntKnob<size_t>(
       "limits", "max_name_bytes",
       "Longest channel, message_id, speaker, speaker_id, session or reply_to.",
       [](C* c) { return &c->memory.limits.max_name_bytes; }, 1, 65536));
-  k.push_back(IntKnob<size_t>("limits", "max_metadata_entries",
-                              "Most metadata entries on one message.", 
-                              [](C* c) { return &c->memory.limits.max_metadata_entries; },
-                              0, 4096));
-  k.push_back(IntKnob<size_t>("limits", "max_metadata_value_bytes",
-                              "Longest metadata value, in bytes.", 
-                              [](C* c) {
-                                return &c->memory.limits.max_metadata_value_bytes;
-                              },
-                              0, 1 << 20));
-  k.push_back(IntKnob<uint32_t>("limits", "default_page_size",
-                                "Page size of GetMessages/ListChannels when the "
-                                "request gives none.",
-                                
-                                [](C* c) { return &c->memory.default_page_size; }, 1,
-                                100000));
-  k.push_back(IntKnob<uint32_t>("limits", "max_page_size",
-                                "Largest page a request may ask for (larger asks are "
-                                "clamped).",
-                                [](C* c) { return &c->memory.max_page_size; },
-                                1, 100000));
-  k.push_back(IntKnob<uint32_t>("limits", "max_top_k",
-                                "Largest System 1 top-k a query may ask for (larger "
-                                "asks are INVALID_ARGUMENT).",
-                                [](C* c) { return &c->memory.max_top_k; }, 1,
-                                10000));
-  k.push_back(IntKnob<uint32_t>("limits", "tenant_messages_per_second",
-                                "Messages a tenant may ingest per second (token bucket); 0: "
-                                "unlimited.",
-                                [](C* c) { return &c->tenant_limits.messages_per_second; }, 0,
-                                100000000));
-  k.push_back(IntKnob<uint32_t>("limits", "tenant_burst_messages",
-                                "Messages a tenant may send at once before the rate applies; 0: "
-                                "one second's worth.",
-                                [](C* c) { return &c->tenant_limits.burst_messages; }, 0,
-                                100000000));
-  k.push_back(IntKnob<uint64_t>("limits", "tenant_max_messages",
-                                "Messages a tenant may hold in all its channels; 0: unlimited.",
-                                [](C* c) { return &c->tenant_limits.max_stored_messages; }, 0,
-                                INT64_MAX));
-  k.push_back(IntKnob<uint64_t>("limits", "tenant_tokens_per_day",
-                                "Model tokens (all stages, the Writer included) a tenant may "
-                                "use per UTC day; beyond it queries are refused; 0: unlimited.",
-                                [](C* c) { return &c->tenant_limits.tokens_per_day; }, 0,
-                                INT64_MAX));
-  k.push_back(IntKnob<uint32_t>("limits", "max_concurrent_queries",
-                                "Query/Retrieve calls running at once; more are refused with "
-                                "RESOURCE_EXHAUSTED; 0: unlimited.",
-                                [](C* c) { return &c->tenant_limits.max_concurrent_queries; }, 0,
-                                1000000));
-  k.push_back(IntKnob<uint32_t>("query", "default_top_k",
-                                "System 1 top-k when a query gives none (paper main "
-                                "configuration: 10).",
-                                [](C* c) { return &c->memory.default_top_k; },
-                                1, 10000));
+  k.push_back(IntKnob<size_t>(
+      "limits", "max_metadata_entries", "Most metadata entries on one message.",
+      [](C* c) { return &c->memory.limits.max_metadata_entries; }, 0, 4096));
+  k.push_back(IntKnob<size_t>(
+      "limits", "max_metadata_value_bytes", "Longest metadata value, in bytes.",
+      [](C* c) { return &c->memory.limits.max_metadata_value_bytes; }, 0, 1 << 20));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "default_page_size",
+      "Page size of GetMessages/ListChannels when the "
+      "request gives none.",
+
+      [](C* c) { return &c->memory.default_page_size; }, 1, 100000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_page_size",
+      "Largest page a request may ask for (larger asks are "
+      "clamped).",
+      [](C* c) { return &c->memory.max_page_size; }, 1, 100000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_top_k",
+      "Largest System 1 top-k a query may ask for (larger "
+      "asks are INVALID_ARGUMENT).",
+      [](C* c) { return &c->memory.max_top_k; }, 1, 10000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "tenant_messages_per_second",
+      "Messages a tenant may ingest per second (token bucket); 0: "
+      "unlimited.",
+      [](C* c) { return &c->tenant_limits.messages_per_second; }, 0, 100000000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "tenant_burst_messages",
+      "Messages a tenant may send at once before the rate applies; 0: "
+      "one second's worth.",
+      [](C* c) { return &c->tenant_limits.burst_messages; }, 0, 100000000));
+  k.push_back(IntKnob<uint64_t>(
+      "limits", "tenant_max_messages",
+      "Messages a tenant may hold in all its channels; 0: unlimited.",
+      [](C* c) { return &c->tenant_limits.max_stored_messages; }, 0, INT64_MAX));
+  k.push_back(IntKnob<uint64_t>(
+      "limits", "tenant_tokens_per_day",
+      "Model tokens (all stages, the Writer included) a tenant may "
+      "use per UTC day; beyond it queries are refused; 0: unlimited.",
+      [](C* c) { return &c->tenant_limits.tokens_per_day; }, 0, INT64_MAX));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_concurrent_queries",
+      "Query/Retrieve calls running at once; more are refused with "
+      "RESOURCE_EXHAUSTED; 0: unlimited.",
+      [](C* c) { return &c->tenant_limits.max_concurrent_queries; }, 0, 1000000));
+  k.push_back(IntKnob<uint32_t>(
+      "query", "default_top_k",
+      "System 1 top-k when a query gives none (paper main "
+      "configuration: 10).",
+      [](C* c) { return &c->memory.default_top_k; }, 1, 10000));
   // System 1 recall constants: defaults chosen by leave-one-conversation-out
   // (docs/retrieval.md).
   k.push_back(BoolKnob("retrieval", "stem",
                        "Match Snowball (Porter2) stems of words instead of the words as written.",
                        [](C* c) { return &c->memory.recall.lexical.stem; }));
-  k.push_back(DoubleKnob("retrieval", "speaker_weight",
-                         "BM25F weight of the speaker field: a message by a person the question "
-                         "names gains this x the person's idf (0: off).",
-                         [](C* c) { return &c->memory.recall.lexical.speaker_weight; }, 0, 100));
-  k.push_back(DoubleKnob("retrieval", "context_weight",
-                         "Share of its best same-session neighbour's score a message inherits "
-                         "(0: off).",
-                         [](C* c) { return &c->memory.recall.lexical.context_weight; }, 0, 10));
-  k.push_back(IntKnob<uint32_t>("retrieval", "context_window",
-                                "Neighbours within this many turns pass on their score.",
-                                [](C* c) { return &c->memory.recall.lexical.context_window; }, 0,
-                                50));
-  k.push_back(DoubleKnob("retrieval", "context_decay",
-                         "Factor on a neighbour's score per turn of distance beyond the first.",
-                         [](C* c) { return &c->memory.recall.lexical.context_decay; }, 0, 1));
-  k.push_back(DoubleKnob("retrieval", "prf_weight",
-                         "Pseudo-relevance feedback (RM3): weight of the feedback terms in the "
-                         "second round's query (0: one round).",
-                         [](C* c) { return &c->memory.recall.lexical.prf_weight; }, 0, 1));
-  k.push_back(IntKnob<uint32_t>("retrieval", "prf_docs",
-                                "Best messages of the first round the feedback terms come from.",
-                                [](C* c) { return &c->memory.recall.lexical.prf_docs; }, 1, 1000));
-  k.push_back(IntKnob<uint32_t>("retrieval", "prf_terms",
-                                "Feedback terms added to the query.",
-                                [](C* c) { return &c->memory.recall.lexical.prf_terms; }, 1, 1000));
-  k.push_back(DoubleKnob("retrieval", "dense_weight_offline",
-                         "Weight of the dense list in rank fusion (lexical list: 1) when the "
-                         "embedder is the offline hashed one.",
-                         [](C* c) { return &c->memory.recall.dense_weight_offline; }, 0, 10));
-  k.push_back(DoubleKnob("retrieval", "dense_weight_model",
-                         "Weight of the dense list in rank fusion with a model embedder.",
-                         [](C* c) { return &c->memory.recall.dense_weight_model; }, 0, 10));
-  k.push_back(DoubleKnob("retrieval", "provenance_weight",
-                         "System 2 rows: a record's similarity is multiplied by 1 + this x the "
-                         "rank weight of its best-ranked supporting message in the query's System "
-                         "1 evidence.",
-                         [](C* c) { return &c->memory.rows.provenance_weight; }, 0, 10));
-  k.push_back(DoubleKnob("retrieval", "record_floor_offline",
-                         "System 2 rows: least similarity to the issue (half cosine, half share "
-                         "of the issue's words) for a record to enter its row, offline embedder.",
-                         [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 10));
-  k.push_back(DoubleKnob("retrieval", "fallback_floor_offline",
-                         "System 2 rows: least similarity for a person's best message to stand "
-                         "in for a row without records, offline embedder.",
-                         [](C* c) { return &c->memory.rows.fallback_floor_offline; }, 0, 1));
-  k.push_back(DoubleKnob("retrieval", "record_floor_model",
-                         "The record floor with a model embedder (the paper's cosine 0.30).",
-                         [](C* c) { return &c->memory.rows.record_floor_model; }, 0, 10));
-  k.push_back(DoubleKnob("retrieval", "fallback_floor_model",
-                         "The verbatim fallback floor with a model embedder (the paper's 0.25).",
-                         [](C* c) { return &c->memory.rows.fallback_floor_model; }, 0, 1));
-  k.push_back(IntKnob<size_t>("index", "ivf_threshold",
-                              "Channels with more message vectors than this search an IVF-Flat "
-                              "index (approximate) instead of exact inner product.",
-                              [](C* c) { return &c->memory.vectors.ivf_threshold; }, 1,
-                              1000000000));
-  k.push_back(IntKnob<size_t>("index", "ivf_nprobe",
-                              "Inverted lists probed per dense search in an IVF shard (more: "
-                              "better recall, slower).",
-                              [](C* c) { return &c->memory.vectors.ivf_nprobe; }, 1, 4096));
+  k.push_back(DoubleKnob(
+      "retrieval", "speaker_weight",
+      "BM25F weight of the speaker field: a message by a person the question "
+      "names gains this x the person's idf (0: off).",
+      [](C* c) { return &c->memory.recall.lexical.speaker_weight; }, 0, 100));
+  k.push_back(DoubleKnob(
+      "retrieval", "context_weight",
+      "Share of its best same-session neighbour's score a message inherits "
+      "(0: off).",
+      [](C* c) { return &c->memory.recall.lexical.context_weight; }, 0, 10));
+  k.push_back(IntKnob<uint32_t>(
+      "retrieval", "context_window", "Neighbours within this many turns pass on their score.",
+      [](C* c) { return &c->memory.recall.lexical.context_window; }, 0, 50));
+  k.push_back(DoubleKnob(
+      "retrieval", "context_decay",
+      "Factor on a neighbour's score per turn of distance beyond the first.",
+      [](C* c) { return &c->memory.recall.lexical.context_decay; }, 0, 1));
+  k.push_back(DoubleKnob(
+      "retrieval", "prf_weight",
+      "Pseudo-relevance feedback (RM3): weight of the feedback terms in the "
+      "second round's query (0: one round).",
+      [](C* c) { return &c->memory.recall.lexical.prf_weight; }, 0, 1));
+  k.push_back(IntKnob<uint32_t>(
+      "retrieval", "prf_docs", "Best messages of the first round the feedback terms come from.",
+      [](C* c) { return &c->memory.recall.lexical.prf_docs; }, 1, 1000));
+  k.push_back(IntKnob<uint32_t>(
+      "retrieval", "prf_terms", "Feedback terms added to the query.",
+      [](C* c) { return &c->memory.recall.lexical.prf_terms; }, 1, 1000));
+  k.push_back(DoubleKnob(
+      "retrieval", "dense_weight_offline",
+      "Weight of the dense list in rank fusion (lexical list: 1) when the "
+      "embedder is the offline hashed one.",
+      [](C* c) { return &c->memory.recall.dense_weight_offline; }, 0, 10));
+  k.push_back(DoubleKnob(
+      "retrieval", "dense_weight_model",
+      "Weight of the dense list in rank fusion with a model embedder.",
+      [](C* c) { return &c->memory.recall.dense_weight_model; }, 0, 10));
+  k.push_back(DoubleKnob(
+      "retrieval", "provenance_weight",
+      "System 2 rows: a record's similarity is multiplied by 1 + this x the "
+      "rank weight of its best-ranked supporting message in the query's System "
+      "1 evidence.",
+      [](C* c) { return &c->memory.rows.provenance_weight; }, 0, 10));
+  k.push_back(DoubleKnob(
+      "retrieval", "record_floor_offline",
+      "System 2 rows: least similarity to the issue (half cosine, half share "
+      "of the issue's words) for a record to enter its row, offline embedder.",
+      [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 10));
+  k.push_back(DoubleKnob(
+      "retrieval", "fallback_floor_offline",
+      "System 2 rows: least similarity for a person's best message to stand "
+      "in for a row without records, offline embedder.",
+      [](C* c) { return &c->memory.rows.fallback_floor_offline; }, 0, 1));
+  k.push_back(DoubleKnob(
+      "retrieval", "record_floor_model",
+      "The record floor with a model embedder (the paper's cosine 0.30).",
+      [](C* c) { return &c->memory.rows.record_floor_model; }, 0, 10));
+  k.push_back(DoubleKnob(
+      "retrieval", "fallback_floor_model",
+      "The verbatim fallback floor with a model embedder (the paper's 0.25).",
+      [](C* c) { return &c->memory.rows.fallback_floor_model; }, 0, 1));
+  k.push_back(IntKnob<size_t>(
+      "index", "ivf_threshold",
+      "Channels with more message vectors than this search an IVF-Flat "
+      "index (approximate) instead of exact inner product.",
+      [](C* c) { return &c->memory.vectors.ivf_threshold; }, 1, 1000000000));
+  k.push_back(IntKnob<size_t>(
+      "index", "ivf_nprobe",
+      "Inverted lists probed per dense search in an IVF shard (more: "
+      "better recall, slower).",
+      [](C* c) { return &c->memory.vectors.ivf_nprobe; }, 1, 4096));
   k.push_back(StrKnob("store", "backup_dir",
                       "Where the Backup RPC writes checkpoints (one directory per backup); "
                       "empty: \"<data_dir>.backups\".",
@@ -290,53 +288,59 @@ std::vector<Knob> BuildKnobs() {
                       "Where vector shards are saved between runs (a cache of the store's "
                       "vectors); empty: \"<data_dir>.shards\".",
                       [](C* c) { return &c->memory.shard_dir; }));
-  k.push_back(IntKnob<size_t>("writer", "window",
-                              "Messages per Writer segment (the paper's Window25).",
-                              [](C* c) { return &c->memory.writer.window; }, 1, 10000));
-  k.push_back(IntKnob<int>("writer", "workers", "Writer worker threads.",
-                           [](C* c) { return &c->memory.writer.workers; }, 1, 256));
-  k.push_back(IntKnob<size_t>("writer", "queue_capacity",
-                              "Channels waiting for a Writer worker in memory; pending work "
-                              "beyond it waits in the store.",
-                              [](C* c) { return &c->memory.writer.queue_capacity; }, 1,
-                              10000000));
-  k.push_back(IntKnob<int>("writer", "idle_flush_ms",
-                           "A channel quiet this long gets its short tail written; 0 disables.",
-                           [](C* c) { return &c->memory.writer.idle_flush_ms; }, 0, 86400000));
-  k.push_back(IntKnob<int>("writer", "max_attempts",
-                           "Writer model attempts per segment before it is parked.",
-                           [](C* c) { return &c->memory.writer.max_attempts; }, 1, 100));
-  k.push_back(IntKnob<int>("writer", "retry_backoff_ms",
-                           "Backoff between Writer attempts (doubles each time).",
-                           [](C* c) { return &c->memory.writer.retry_backoff_ms; }, 0, 600000));
-  k.push_back(IntKnob<int>("writer", "parked_retry_ms", "A parked segment is retried after this long.",
-                           [](C* c) { return &c->memory.writer.parked_retry_ms; }, 0, 86400000));
-  k.push_back(IntKnob<size_t>("writer", "max_heads",
-                              "Most current records shown to the Writer for a full window, most relevant to the "
-                              "segment first; a shorter segment gets its share (messages / "
-                              "window, at least a quarter).",
-                              [](C* c) { return &c->memory.writer.max_heads; }, 0, 10000));
+  k.push_back(IntKnob<size_t>(
+      "writer", "window", "Messages per Writer segment (the paper's Window25).",
+      [](C* c) { return &c->memory.writer.window; }, 1, 10000));
+  k.push_back(IntKnob<int>(
+      "writer", "workers", "Writer worker threads.", [](C* c) { return &c->memory.writer.workers; },
+      1, 256));
+  k.push_back(IntKnob<size_t>(
+      "writer", "queue_capacity",
+      "Channels waiting for a Writer worker in memory; pending work "
+      "beyond it waits in the store.",
+      [](C* c) { return &c->memory.writer.queue_capacity; }, 1, 10000000));
+  k.push_back(IntKnob<int>(
+      "writer", "idle_flush_ms",
+      "A channel quiet this long gets its short tail written; 0 disables.",
+      [](C* c) { return &c->memory.writer.idle_flush_ms; }, 0, 86400000));
+  k.push_back(IntKnob<int>(
+      "writer", "max_attempts", "Writer model attempts per segment before it is parked.",
+      [](C* c) { return &c->memory.writer.max_attempts; }, 1, 100));
+  k.push_back(IntKnob<int>(
+      "writer", "retry_backoff_ms", "Backoff between Writer attempts (doubles each time).",
+      [](C* c) { return &c->memory.writer.retry_backoff_ms; }, 0, 600000));
+  k.push_back(IntKnob<int>(
+      "writer", "parked_retry_ms", "A parked segment is retried after this long.",
+      [](C* c) { return &c->memory.writer.parked_retry_ms; }, 0, 86400000));
+  k.push_back(IntKnob<size_t>(
+      "writer", "max_heads",
+      "Most current records shown to the Writer for a full window, most relevant to the "
+      "segment first; a shorter segment gets its share (messages / "
+      "window, at least a quarter).",
+      [](C* c) { return &c->memory.writer.max_heads; }, 0, 10000));
   k.push_back(BoolKnob("writer", "capture_trajectories",
                        "Record each applied Writer segment (messages, heads shown, raw model "
                        "output, validation report, applied actions) for export as training "
                        "data with `speakermem trajectories`. Off by default: it stores the "
                        "conversation text a second time.",
                        [](C* c) { return &c->memory.writer.capture_trajectories; }));
-  k.push_back(IntKnob<size_t>("writer", "head_token_budget",
-                              "Estimated tokens of current records shown to the Writer for a full "
-                              "window; a shorter segment gets its share, as for "
-                              "`writer.max_heads`.",
-                              [](C* c) { return &c->memory.writer.head_token_budget; }, 0,
-                              1000000));
-  k.push_back(IntKnob<size_t>("writer", "offline_min_content",
-                              "Offline Writer: content words a clause needs to be remembered (a "
-                              "clause whose subject is \"I\" needs one).",
-                              [](C* c) { return &c->memory.writer.offline.min_content; }, 1, 100));
-  k.push_back(DoubleKnob("writer", "offline_merge_similarity",
-                         "Offline Writer: within a segment, a record joins an earlier one of the "
-                         "same owner, layer and source when their content words overlap at least "
-                         "this much (Jaccard); 0 joins all of them.",
-                         [](C* c) { return &c->memory.writer.offline.merge_similarity; }, 0, 1));
+  k.push_back(IntKnob<size_t>(
+      "writer", "head_token_budget",
+      "Estimated tokens of current records shown to the Writer for a full "
+      "window; a shorter segment gets its share, as for "
+      "`writer.max_heads`.",
+      [](C* c) { return &c->memory.writer.head_token_budget; }, 0, 1000000));
+  k.push_back(IntKnob<size_t>(
+      "writer", "offline_min_content",
+      "Offline Writer: content words a clause needs to be remembered (a "
+      "clause whose subject is \"I\" needs one).",
+      [](C* c) { return &c->memory.writer.offline.min_content; }, 1, 100));
+  k.push_back(DoubleKnob(
+      "writer", "offline_merge_similarity",
+      "Offline Writer: within a segment, a record joins an earlier one of the "
+      "same owner, layer and source when their content words overlap at least "
+      "this much (Jaccard); 0 joins all of them.",
+      [](C* c) { return &c->memory.writer.offline.merge_similarity; }, 0, 1));
   for (const auto& [key, help] : llm::EndpointFields()) {
     Knob knob{"model", key, help, nullptr, nullptr};
     std::string field = key;
@@ -363,8 +367,8 @@ bool SplitStageKey(const std::string& dotted, std::string* stage, std::string* k
 
 std::string Unquote(std::string v) {
   v = std::string(absl::StripAsciiWhitespace(v));
-  if (v.size() >= 2 && ((v.front() == '"' && v.back() == '"') ||
-                        (v.front() == '\'' && v.back() == '\''))) {
+  if (v.size() >= 2 &&
+      ((v.front() == '"' && v.back() == '"') || (v.front() == '\'' && v.back() == '\''))) {
     return v.substr(1, v.size() - 2);
   }
   return v;
@@ -404,11 +408,12 @@ absl::Status SetKnob(ServerConfig* config, const std::string& dotted_key,
   std::string stage, key;
   if (SplitStageKey(dotted_key, &stage, &key)) {
     absl::Status s = config->models.SetOverride(stage, key, value);
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("config ", dotted_key, ": ", s.message()));
+    if (!s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("config ", dotted_key, ": ", s.message()));
     return s;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown config key '", dotted_key,
-                                                 "' (see speakermemd --help-config)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown config key '", dotted_key, "' (see speakermemd --help-config)"));
 }
 
 absl::Status ApplyConfigFile(ServerConfig* config, const std::string& path) {
@@ -430,8 +435,7 @@ absl::Status ApplyConfigFile(ServerConfig* config, const std::string& path) {
     }
     size_t eq = l.find('=');
     if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", lineno, ": expected key = value"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", lineno, ": expected key = value"));
     }
     std::string key(absl::StripAsciiWhitespace(l.substr(0, eq)));
     std::string value(l.substr(eq + 1));
@@ -485,9 +489,9 @@ absl::Status LoadConfig(int argc, char** argv, const std::vector<std::string>& e
   std::vector<std::pair<std::string, std::string>> sets;
   std::string config_file;
   static const std::pair<const char*, const char*> kShortcuts[] = {
-      {"listen", "server.listen"},     {"metrics-listen", "server.metrics_listen"},
-      {"data-dir", "store.data_dir"},  {"port-file", "server.port_file"},
-      {"log-level", "log.level"},      {"sync", "store.sync"}};
+      {"listen", "server.listen"},    {"metrics-listen", "server.metrics_listen"},
+      {"data-dir", "store.data_dir"}, {"port-file", "server.port_file"},
+      {"log-level", "log.level"},     {"sync", "store.sync"}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -547,8 +551,8 @@ std::string ConfigHelp() {
       << "|---|---|---|---|\n";
   for (const Knob& k : Knobs()) {
     out << "| `" << k.section << "." << k.key << "` | `"
-        << absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_", k.section, "_", k.key))
-        << "` | `" << k.get(defaults) << "` | " << k.help << " |\n";
+        << absl::AsciiStrToUpper(absl::StrCat("SPEAKERMEM_", k.section, "_", k.key)) << "` | `"
+        << k.get(defaults) << "` | " << k.help << " |\n";
   }
   std::string stages;
   for (const char* st : llm::kStages) stages += (stages.empty() ? "" : ", ") + std::string(st);

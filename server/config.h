@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
-#include "server/limits.h"
 #include "llm/config.h"
+#include "server/limits.h"
 
 namespace speakermem::server {
 
@@ -62,8 +62,7 @@ const std::vector<Knob>& Knobs();
 
 // Applies "section.key" = value. INVALID_ARGUMENT for an unknown key or a bad
 // value.
-absl::Status SetKnob(ServerConfig* config, const std::string& dotted_key,
-                     const std::string& value);
+absl::Status SetKnob(ServerConfig* config, const std::string& dotted_key, const std::string& value);
 
 // Parses a config file: `[section]` headers and `key = value` lines; values
 // may be quoted ("..."); `#` starts a comment. INVALID_ARGUMENT with the line

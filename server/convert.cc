@@ -35,8 +35,7 @@ storage::Message FromWire(const wire::Message& m) {
   return out;
 }
 
-void ToProto(const storage::Message& m, const std::string& channel,
-             v1::DialogueMessage* out) {
+void ToProto(const storage::Message& m, const std::string& channel, v1::DialogueMessage* out) {
   out->set_channel(channel);
   out->set_message_id(m.message_id);
   out->set_seq(m.seq);
@@ -67,8 +66,7 @@ void ToProto(const storage::ChannelInfo& c, v1::ChannelInfo* out) {
   out->set_last_message_ms(c.last_message_ms);
 }
 
-void ToProto(const storage::AppendResult& r, const std::string& channel,
-             v1::IngestResponse* out) {
+void ToProto(const storage::AppendResult& r, const std::string& channel, v1::IngestResponse* out) {
   out->set_channel(channel);
   out->set_stored(r.stored);
   out->set_duplicates(r.duplicates);
@@ -84,11 +82,16 @@ void ToProto(const storage::AppendResult& r, const std::string& channel,
 
 std::string LayerName(v1::Layer layer) {
   switch (layer) {
-    case v1::CORE: return "core";
-    case v1::PROFILE: return "profile";
-    case v1::INTERACTION: return "interaction";
-    case v1::INSIGHT: return "insight";
-    default: return "";
+    case v1::CORE:
+      return "core";
+    case v1::PROFILE:
+      return "profile";
+    case v1::INTERACTION:
+      return "interaction";
+    case v1::INSIGHT:
+      return "insight";
+    default:
+      return "";
   }
 }
 
@@ -198,15 +201,16 @@ void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::tim
   p->min_seq = req.min_seq();
   if (!req.fresh() && req.min_seq() == 0) return;
   p->fresh = req.fresh();
-  const std::chrono::milliseconds wait(req.fresh_timeout_ms() == 0 ? 30000 : req.fresh_timeout_ms());
+  const std::chrono::milliseconds wait(req.fresh_timeout_ms() == 0 ? 30000
+                                                                   : req.fresh_timeout_ms());
   // gRPC's "no deadline" is a time point far off: the wait then decides.
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::system_clock::now());
   p->fresh_timeout = std::max(std::chrono::milliseconds(0), std::min(wait, left));
 }
 
-void ToProto(const engine::QueryResult& r, const std::string& channel,
-             const std::string& question, v1::QueryResponse* out) {
+void ToProto(const engine::QueryResult& r, const std::string& channel, const std::string& question,
+             v1::QueryResponse* out) {
   (void)question;
   const retrieval::PipelineResult& p = r.pipeline;
   out->set_answer(r.answer);

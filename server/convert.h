@@ -24,12 +24,10 @@ grpc::Status ToGrpc(const absl::Status& status);
 std::string CodeName(grpc::StatusCode code);
 
 storage::Message FromWire(const wire::Message& m);
-void ToProto(const storage::Message& m, const std::string& channel,
-             v1::DialogueMessage* out);
+void ToProto(const storage::Message& m, const std::string& channel, v1::DialogueMessage* out);
 void ToProto(const storage::RosterEntry& e, v1::RosterEntry* out);
 void ToProto(const storage::ChannelInfo& c, v1::ChannelInfo* out);
-void ToProto(const storage::AppendResult& r, const std::string& channel,
-             v1::IngestResponse* out);
+void ToProto(const storage::AppendResult& r, const std::string& channel, v1::IngestResponse* out);
 void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRecord* out);
 void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out);
 
@@ -40,8 +38,8 @@ v1::Layer LayerEnum(const std::string& name);
 // Writer is fresh_timeout_ms (0: 30 s) and never past `deadline`.
 void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::time_point deadline,
                      engine::QueryParams* p);
-void ToProto(const engine::QueryResult& r, const std::string& channel,
-             const std::string& question, v1::QueryResponse* out);
+void ToProto(const engine::QueryResult& r, const std::string& channel, const std::string& question,
+             v1::QueryResponse* out);
 // A record given by a client (e.g. a Writer pre-state to score); the layer
 // enum becomes its code name. A record with superseded_by set is inactive.
 storage::Record FromProto(const v1::DerivedRecord& r);

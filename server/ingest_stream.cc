@@ -105,10 +105,9 @@ class IngestStreamReactor final
       channel_ = chunk->channel();
       scope_.set_channel(channel_);
     } else if (chunk->channel() != channel_) {
-      return absl::InvalidArgumentError(absl::StrCat("chunk ", chunk_index_, ": channel '",
-                                                     chunk->channel(),
-                                                     "' differs from the stream's channel '",
-                                                     channel_, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("chunk ", chunk_index_, ": channel '", chunk->channel(),
+                       "' differs from the stream's channel '", channel_, "'"));
     }
     return absl::OkStatus();
   }
@@ -171,7 +170,8 @@ class IngestStreamReactor final
 
   // REQUIRES: mu_ held.
   bool CanReadLocked() const {
-    const size_t limit = open_streams.load(std::memory_order_relaxed) > 1 ? 1 : kMaxChunksInProgress;
+    const size_t limit =
+        open_streams.load(std::memory_order_relaxed) > 1 ? 1 : kMaxChunksInProgress;
     return !reads_ended_ && !write_failed_ && in_progress_ < limit &&
            ready_.size() + in_progress_ < kMaxQueuedAcks;
   }

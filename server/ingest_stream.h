@@ -31,8 +31,8 @@ class IngestChunk;
 // is done (engine::Memory::IngestOrder): the stream orders its chunks'
 // appends with them.
 using IngestChunkFn = std::function<absl::StatusOr<storage::AppendResult>(
-    const std::string& channel, const wire::IngestChunk& chunk,
-    const std::function<void()>& before, const std::function<void()>& after)>;
+    const std::string& channel, const wire::IngestChunk& chunk, const std::function<void()>& before,
+    const std::function<void()>& after)>;
 
 // `admitted`: the caller's authentication and the server's readiness,
 // checked when the call starts (an error finishes the call at once).

@@ -23,7 +23,8 @@ absl::Status Limiter::AdmitIngest(const std::string& tenant, uint64_t n) {
     if (t.tokens < 0) {
       t.tokens = burst;
     } else {
-      t.tokens = std::min(burst, t.tokens + rate * static_cast<double>(now - t.refilled_ms) / 1000.0);
+      t.tokens =
+          std::min(burst, t.tokens + rate * static_cast<double>(now - t.refilled_ms) / 1000.0);
     }
     t.refilled_ms = now;
     if (static_cast<double>(n) > t.tokens) {
@@ -76,9 +77,9 @@ absl::Status Limiter::CheckTokens(const std::string& tenant) const {
   auto it = tenants_.find(tenant);
   if (it == tenants_.end() || it->second.day != Today()) return absl::OkStatus();
   if (it->second.model_tokens >= limits_.tokens_per_day) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "quota: tenant '", tenant, "' used its ", limits_.tokens_per_day,
-        " model tokens for today (UTC); retrieval without model stages still works"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("quota: tenant '", tenant, "' used its ", limits_.tokens_per_day,
+                     " model tokens for today (UTC); retrieval without model stages still works"));
   }
   return absl::OkStatus();
 }

@@ -73,20 +73,23 @@ ServerMetrics::ServerMetrics(prometheus::Registry* r)
                             .Add({})) {
   stage_latency_ = &prometheus::BuildHistogram()
                         .Name("speakermem_query_stage_duration_seconds")
-                        .Help("Query pipeline time by stage (project, s1_bm25, s1_dense, select, "
-                              "expand, s2_rows, answer, ...).")
+                        .Help(
+                            "Query pipeline time by stage (project, s1_bm25, s1_dense, select, "
+                            "expand, s2_rows, answer, ...).")
                         .Register(*r);
   lag_messages_ = &prometheus::BuildHistogram()
                        .Name("speakermem_query_derivation_lag_messages")
-                       .Help("Messages of the queried channel not yet derived by the Writer, "
-                             "observed at each Query and Retrieve.")
+                       .Help(
+                           "Messages of the queried channel not yet derived by the Writer, "
+                           "observed at each Query and Retrieve.")
                        .Register(*r)
-                       .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 5, 10, 25, 50,
-                                                                        100, 250, 1000, 10000});
+                       .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 5, 10, 25, 50, 100,
+                                                                        250, 1000, 10000});
   lag_seconds_ = &prometheus::BuildHistogram()
                       .Name("speakermem_query_derivation_lag_seconds")
-                      .Help("Message time spanned by the queried channel's unwritten tail, "
-                            "observed at each Query and Retrieve.")
+                      .Help(
+                          "Message time spanned by the queried channel's unwritten tail, "
+                          "observed at each Query and Retrieve.")
                       .Register(*r)
                       .Add({}, prometheus::Histogram::BucketBoundaries{0, 1, 5, 10, 30, 60, 120,
                                                                        300, 900, 3600});
@@ -101,8 +104,7 @@ void ServerMetrics::ObserveQueryStage(const std::string& stage, double seconds) 
   stage_latency_->Add({{"stage", stage}}, LatencyBuckets()).Observe(seconds);
 }
 
-void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code,
-                               double seconds) {
+void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code, double seconds) {
   rpc_latency_.Add({{"method", method}, {"code", code}}, LatencyBuckets()).Observe(seconds);
 }
 

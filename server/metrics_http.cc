@@ -3,12 +3,11 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include <cstring>
 
@@ -44,8 +43,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
       char err[256];
       ERR_error_string_n(ERR_get_error(), err, sizeof(err));
       SSL_CTX_free(ctx);
-      return absl::InvalidArgumentError(absl::StrCat("metrics TLS: cannot load ", tls_cert_file,
-                                                     " / ", tls_key_file, ": ", err));
+      return absl::InvalidArgumentError(
+          absl::StrCat("metrics TLS: cannot load ", tls_cert_file, " / ", tls_key_file, ": ", err));
     }
   }
   auto fail = [&](absl::Status s) {
@@ -56,7 +55,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   int port = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
       port < 0 || port > 65535) {
-    return fail(absl::InvalidArgumentError(absl::StrCat("metrics address '", address, "': expected host:port")));
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("metrics address '", address, "': expected host:port")));
   }
   std::string host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
@@ -68,7 +68,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   std::string port_s = std::to_string(port);
   if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port_s.c_str(), &hints, &res) != 0 ||
       res == nullptr) {
-    return fail(absl::UnavailableError(absl::StrCat("metrics address '", address, "': cannot resolve")));
+    return fail(
+        absl::UnavailableError(absl::StrCat("metrics address '", address, "': cannot resolve")));
   }
   int fd = socket(res->ai_family, SOCK_STREAM, 0);
   int one = 1;
@@ -77,7 +78,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     std::string err = std::strerror(errno);
     freeaddrinfo(res);
     if (fd >= 0) close(fd);
-    return fail(absl::UnavailableError(absl::StrCat("cannot serve metrics on ", address, ": ", err)));
+    return fail(
+        absl::UnavailableError(absl::StrCat("cannot serve metrics on ", address, ": ", err)));
   }
   freeaddrinfo(res);
   sockaddr_storage ss{};
@@ -172,9 +174,9 @@ void MetricsHttpServer::Serve(int fd) {
     status = "404 Not Found";
     body = "not found; metrics are at /metrics\n";
   }
-  std::string out = absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type,
-                                 "\r\nContent-Length: ", body.size(),
-                                 "\r\nConnection: close\r\n\r\n");
+  std::string out =
+      absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type,
+                   "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n\r\n");
   if (method != "HEAD") out += body;
   send_all(out);
 }

@@ -43,14 +43,13 @@ using RawServiceBase =
 // Inside the service class: the raw unary method `Method` decodes its
 // request as `Req`, runs the typed handler of the same name and encodes its
 // `Resp` (Decoded, a member of the service).
-#define SM_DECODED_UNARY(Method, Req, Resp)                                                    \
-  grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx,                           \
-                                   const grpc::ByteBuffer* raw, grpc::ByteBuffer* raw_resp)    \
-      override {                                                                               \
-    return Decoded<Req, Resp>(#Method, ctx, *raw, raw_resp,                                    \
-                              [this](grpc::CallbackServerContext* c, const Req* q, Resp* r) {  \
-                                return Method(c, q, r);                                        \
-                              });                                                              \
+#define SM_DECODED_UNARY(Method, Req, Resp)                                                       \
+  grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* raw, \
+                                   grpc::ByteBuffer* raw_resp) override {                         \
+    return Decoded<Req, Resp>(#Method, ctx, *raw, raw_resp,                                       \
+                              [this](grpc::CallbackServerContext* c, const Req* q, Resp* r) {     \
+                                return Method(c, q, r);                                           \
+                              });                                                                 \
   }
 
 }  // namespace speakermem::server

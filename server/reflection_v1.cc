@@ -73,8 +73,10 @@ class ReflectionReactor final
         return AddFiles(ext->file(), out);
       }
       case rv1::ServerReflectionRequest::kAllExtensionNumbersOfType: {
-        const pb::Descriptor* type = pool->FindMessageTypeByName(req.all_extension_numbers_of_type());
-        if (type == nullptr) return not_found("unknown type " + req.all_extension_numbers_of_type());
+        const pb::Descriptor* type =
+            pool->FindMessageTypeByName(req.all_extension_numbers_of_type());
+        if (type == nullptr)
+          return not_found("unknown type " + req.all_extension_numbers_of_type());
         std::vector<const pb::FieldDescriptor*> exts;
         pool->FindAllExtensions(type, &exts);
         auto* r = out->mutable_all_extension_numbers_response();

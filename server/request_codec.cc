@@ -29,9 +29,9 @@ absl::Status CheckEnums(const google::protobuf::Message& m, const std::string& p
       for (int i = 0; i < n; ++i) {
         int v = f->is_repeated() ? r->GetRepeatedEnumValue(m, f, i) : r->GetEnumValue(m, f);
         if (f->enum_type()->FindValueByNumber(v) == nullptr) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              name, f->is_repeated() ? absl::StrCat("[", i, "]") : "", ": ", v, " is not a ",
-              f->enum_type()->name(), " value"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(name, f->is_repeated() ? absl::StrCat("[", i, "]") : "", ": ", v,
+                           " is not a ", f->enum_type()->name(), " value"));
         }
       }
     } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {

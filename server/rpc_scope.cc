@@ -24,8 +24,7 @@ std::string NewRequestId() {
 RpcScope::RpcScope(const char* method, grpc::CallbackServerContext* ctx, ServerMetrics* metrics)
     : method_(method), ctx_(ctx), metrics_(metrics), start_(std::chrono::steady_clock::now()) {
   auto it = ctx->client_metadata().find(kRequestIdHeader);
-  if (it != ctx->client_metadata().end() && !it->second.empty() &&
-      it->second.size() <= 64) {
+  if (it != ctx->client_metadata().end() && !it->second.empty() && it->second.size() <= 64) {
     request_id_.assign(it->second.data(), it->second.size());
     for (char& c : request_id_) {
       if (c < 0x21 || c > 0x7E) c = '_';
@@ -45,17 +44,17 @@ grpc::Status RpcScope::Done(absl::Status status) {
                  ? absl::DeadlineExceededError("the caller's deadline passed")
                  : absl::CancelledError("the caller cancelled or went away");
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-                    .count();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   grpc::Status g = ToGrpc(status);
   std::string code = CodeName(g.error_code());
   metrics_->ObserveRpc(method_, code, secs);
-  LogLevel level = status.ok() || absl::IsInvalidArgument(status) ||
-                           absl::IsNotFound(status)
+  LogLevel level = status.ok() || absl::IsInvalidArgument(status) || absl::IsNotFound(status)
                        ? LogLevel::kInfo
                        : LogLevel::kWarn;
   LogLine line(level, "rpc");
-  line.Str("method", method_).Str("request_id", request_id_).Str("code", code)
+  line.Str("method", method_)
+      .Str("request_id", request_id_)
+      .Str("code", code)
       .Num("ms", secs * 1000);
   if (!channel_.empty()) line.Str("channel", channel_);
   if (!status.ok()) line.Str("error", status.message());

@@ -1,18 +1,17 @@
 #include "server/server.h"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/impl/codegen/service_type.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
-#include <grpcpp/security/server_credentials.h>
-
 #include <condition_variable>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -20,12 +19,12 @@
 #include "common/status_macros.h"
 #include "engine/memory.h"
 #include "llm/metrics.h"
+#include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
 #include "server/auth.h"
 #include "server/limits.h"
-#include "server/metrics_http.h"
-#include "prometheus/registry.h"
 #include "server/metrics.h"
+#include "server/metrics_http.h"
 #include "server/reflection_v1.h"
 #include "server/service.h"
 
@@ -48,9 +47,7 @@ class ServerImpl final : public Server {
  public:
   explicit ServerImpl(const ServerConfig& config) : config_(config) {}
 
-  ~ServerImpl() override {
-    Shutdown(std::chrono::milliseconds(0));
-  }
+  ~ServerImpl() override { Shutdown(std::chrono::milliseconds(0)); }
 
   absl::Status Init();
 
@@ -108,8 +105,7 @@ absl::Status ServerImpl::Init() {
                         MetricsHttpServer::Start(
                             config_.metrics_listen,
                             [this] {
-                              std::vector<prometheus::MetricFamily> families =
-                                  registry_->Collect();
+                              std::vector<prometheus::MetricFamily> families = registry_->Collect();
                               for (auto& f : store_size_->Collect()) {
                                 families.push_back(std::move(f));
                               }
@@ -136,8 +132,7 @@ absl::Status ServerImpl::Init() {
     if (!config_.tls_client_ca_file.empty()) {
       SM_ASSIGN_OR_RETURN(ssl.pem_root_certs,
                           ReadFile(config_.tls_client_ca_file, "tls.client_ca_file"));
-      ssl.client_certificate_request =
-          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
     creds = grpc::SslServerCredentials(ssl);
   }
@@ -148,9 +143,8 @@ absl::Status ServerImpl::Init() {
   });
   // A tenant over its daily token budget gets no Writer model calls either;
   // its segments wait (pending, not lost) for the next UTC day.
-  memory_->SetWriterAdmission([limiter](const storage::ChannelRef& ch) {
-    return limiter->CheckTokens(ch.tenant).ok();
-  });
+  memory_->SetWriterAdmission(
+      [limiter](const storage::ChannelRef& ch) { return limiter->CheckTokens(ch.tenant).ok(); });
   {
     std::map<std::string, uint64_t> stored;
     SM_RETURN_IF_ERROR(memory_->store()->ForEachChannel(
@@ -160,17 +154,17 @@ absl::Status ServerImpl::Init() {
         }));
     for (const auto& [tenant, n] : stored) limiter_->SetStored(tenant, n);
   }
-  service_ = NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_, keys_.get(),
-                                  limiter_.get());
+  service_ =
+      NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_, keys_.get(), limiter_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config_.listen, creds, &port_);
   builder.RegisterService(service_.get());
   // Reflection v1 beside the plugin's v1alpha (tools ask for v1 first).
-  reflection_v1_ = NewReflectionV1Service(
-      {kServiceName, "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
-       "grpc.reflection.v1.ServerReflection"});
+  reflection_v1_ = NewReflectionV1Service({kServiceName, "grpc.health.v1.Health",
+                                           "grpc.reflection.v1alpha.ServerReflection",
+                                           "grpc.reflection.v1.ServerReflection"});
   builder.RegisterService(reflection_v1_.get());
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
   builder.SetMaxSendMessageSize(config_.max_message_bytes);

@@ -1,5 +1,7 @@
 #include "server/service.h"
 
+#include <grpcpp/support/proto_buffer_reader.h>
+
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -9,14 +11,12 @@
 #include "server/auth.h"
 #include "server/convert.h"
 #include "server/ingest_stream.h"
+#include "server/ingest_wire.pb.h"
 #include "server/limits.h"
 #include "server/metrics.h"
 #include "server/raw_service.h"
 #include "server/request_codec.h"
 #include "server/rpc_scope.h"
-#include <grpcpp/support/proto_buffer_reader.h>
-
-#include "server/ingest_wire.pb.h"
 #include "speakermem/v1/speakermem.grpc.pb.h"
 #include "storage/validation.h"
 
@@ -80,7 +80,8 @@ class Service final : public RawServiceBase {
     if (keys_ != nullptr) {
       auto it = ctx->client_metadata().find(kApiKeyHeader);
       absl::string_view key;
-      if (it != ctx->client_metadata().end()) key = absl::string_view(it->second.data(), it->second.size());
+      if (it != ctx->client_metadata().end())
+        key = absl::string_view(it->second.data(), it->second.size());
       absl::StatusOr<Principal> found = keys_->Authenticate(key);
       if (!found.ok()) return found.status();
       p = *found;
@@ -123,34 +124,37 @@ class Service final : public RawServiceBase {
   SM_DECODED_UNARY(ListParked, v1::ListParkedRequest, v1::ListParkedResponse)
   SM_DECODED_UNARY(CorrectRecord, v1::CorrectRecordRequest, v1::CorrectRecordResponse)
   SM_DECODED_UNARY(Rederive, v1::RederiveRequest, v1::RederiveResponse)
-  SM_DECODED_UNARY(ScoreWriterActions, v1::ScoreWriterActionsRequest, v1::ScoreWriterActionsResponse)
+  SM_DECODED_UNARY(ScoreWriterActions, v1::ScoreWriterActionsRequest,
+                   v1::ScoreWriterActionsResponse)
   SM_DECODED_UNARY(ListTransitions, v1::ListTransitionsRequest, v1::ListTransitionsResponse)
   SM_DECODED_UNARY(DeleteMessages, v1::DeleteMessagesRequest, v1::DeleteMessagesResponse)
   SM_DECODED_UNARY(EditMessage, v1::EditMessageRequest, v1::EditMessageResponse)
   SM_DECODED_UNARY(ForgetSpeaker, v1::ForgetSpeakerRequest, v1::ForgetSpeakerResponse)
   SM_DECODED_UNARY(DeleteChannel, v1::DeleteChannelRequest, v1::DeleteChannelResponse)
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportChannel(CallbackServerContext* ctx,
-                                                             const grpc::ByteBuffer* req) override;
+                                                            const grpc::ByteBuffer* req) override;
   grpc::ServerReadReactor<grpc::ByteBuffer>* ImportChannel(CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* resp) override;
 
   ServerUnaryReactor* Backup(CallbackServerContext* ctx, const v1::BackupRequest* req,
                              v1::BackupResponse* resp) {
-    return Unary("Backup", ctx, "", [&]() -> absl::Status {
-      auto r = memory_->Backup(req->name());
-      if (!r.ok()) return r.status();
-      resp->set_path(r->first);
-      resp->set_bytes(r->second);
-      return absl::OkStatus();
-    }, Access::kAdmin);
+    return Unary(
+        "Backup", ctx, "",
+        [&]() -> absl::Status {
+          auto r = memory_->Backup(req->name());
+          if (!r.ok()) return r.status();
+          resp->set_path(r->first);
+          resp->set_bytes(r->second);
+          return absl::OkStatus();
+        },
+        Access::kAdmin);
   }
 
   engine::Memory* memory() { return memory_; }
   Limiter* limiter() { return limiter_; }
   absl::Status CheckChannelName(const std::string& channel) const { return CheckChannel(channel); }
 
-  ServerUnaryReactor* GetMessages(CallbackServerContext* ctx,
-                                  const v1::GetMessagesRequest* req,
+  ServerUnaryReactor* GetMessages(CallbackServerContext* ctx, const v1::GetMessagesRequest* req,
                                   v1::GetMessagesResponse* resp) {
     return Unary("GetMessages", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
@@ -183,13 +187,12 @@ class Service final : public RawServiceBase {
     });
   }
 
-  ServerUnaryReactor* ListChannels(CallbackServerContext* ctx,
-                                   const v1::ListChannelsRequest* req,
+  ServerUnaryReactor* ListChannels(CallbackServerContext* ctx, const v1::ListChannelsRequest* req,
                                    v1::ListChannelsResponse* resp) {
     return Unary("ListChannels", ctx, "", [&]() -> absl::Status {
       std::string next;
-      absl::StatusOr<std::vector<storage::ChannelInfo>> channels = memory_->ListChannels(
-          TenantOf(ctx), req->page_size(), req->page_token(), &next);
+      absl::StatusOr<std::vector<storage::ChannelInfo>> channels =
+          memory_->ListChannels(TenantOf(ctx), req->page_size(), req->page_token(), &next);
       if (!channels.ok()) return channels.status();
       for (const auto& c : *channels) ToProto(c, resp->add_channels());
       resp->set_next_page_token(next);
@@ -215,9 +218,8 @@ class Service final : public RawServiceBase {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       uint64_t newest = 0;
       auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 60000 : req->timeout_ms());
-      absl::StatusOr<storage::WriterState> st =
-          memory_->Flush(ChannelOf(ctx, req->channel()), req->wait(), timeout, &newest,
-                         req->wait_embeddings());
+      absl::StatusOr<storage::WriterState> st = memory_->Flush(
+          ChannelOf(ctx, req->channel()), req->wait(), timeout, &newest, req->wait_embeddings());
       if (!st.ok()) return st.status();
       resp->set_newest_seq(newest);
       resp->set_cursor_seq(st->cursor_seq);
@@ -277,32 +279,38 @@ class Service final : public RawServiceBase {
     });
   }
 
-  ServerUnaryReactor* CorrectRecord(CallbackServerContext* ctx,
-                                    const v1::CorrectRecordRequest* req,
+  ServerUnaryReactor* CorrectRecord(CallbackServerContext* ctx, const v1::CorrectRecordRequest* req,
                                     v1::CorrectRecordResponse* resp) {
-    return Unary("CorrectRecord", ctx, req->channel(), [&]() -> absl::Status {
-      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
-      if (absl::Status s = CheckName("record_id", req->record_id(), false); !s.ok()) return s;
-      absl::StatusOr<storage::Record> r = memory_->CorrectRecord(
-          ChannelOf(ctx, req->channel()), req->record_id(), req->content());
-      if (!r.ok()) return r.status();
-      ToProto(*r, req->channel(), resp->mutable_record());
-      return absl::OkStatus();
-    }, Access::kAdmin);
+    return Unary(
+        "CorrectRecord", ctx, req->channel(),
+        [&]() -> absl::Status {
+          if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+          if (absl::Status s = CheckName("record_id", req->record_id(), false); !s.ok()) return s;
+          absl::StatusOr<storage::Record> r = memory_->CorrectRecord(
+              ChannelOf(ctx, req->channel()), req->record_id(), req->content());
+          if (!r.ok()) return r.status();
+          ToProto(*r, req->channel(), resp->mutable_record());
+          return absl::OkStatus();
+        },
+        Access::kAdmin);
   }
 
   ServerUnaryReactor* Rederive(CallbackServerContext* ctx, const v1::RederiveRequest* req,
                                v1::RederiveResponse* resp) {
-    return Unary("Rederive", ctx, req->channel(), [&]() -> absl::Status {
-      if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
-      auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 600000 : req->timeout_ms());
-      absl::StatusOr<storage::WriterState> st =
-          memory_->Rederive(ChannelOf(ctx, req->channel()), timeout);
-      if (!st.ok()) return st.status();
-      resp->set_cursor_seq(st->cursor_seq);
-      resp->set_segments(st->segments);
-      return absl::OkStatus();
-    }, Access::kAdmin);
+    return Unary(
+        "Rederive", ctx, req->channel(),
+        [&]() -> absl::Status {
+          if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
+          auto timeout =
+              std::chrono::milliseconds(req->timeout_ms() == 0 ? 600000 : req->timeout_ms());
+          absl::StatusOr<storage::WriterState> st =
+              memory_->Rederive(ChannelOf(ctx, req->channel()), timeout);
+          if (!st.ok()) return st.status();
+          resp->set_cursor_seq(st->cursor_seq);
+          resp->set_segments(st->segments);
+          return absl::OkStatus();
+        },
+        Access::kAdmin);
   }
 
   ServerUnaryReactor* ScoreWriterActions(CallbackServerContext* ctx,
@@ -317,8 +325,8 @@ class Service final : public RawServiceBase {
       }
       constexpr int kMaxRecords = 10000;
       if (req->pre_state_size() > kMaxRecords || req->reference_post_state_size() > kMaxRecords) {
-        return absl::InvalidArgumentError(absl::StrCat("pre_state/reference_post_state: at most ",
-                                                       kMaxRecords, " records"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("pre_state/reference_post_state: at most ", kMaxRecords, " records"));
       }
       eval::WriterRewardInput in;
       for (int i = 0; i < req->segment_size(); ++i) {
@@ -379,7 +387,8 @@ class Service final : public RawServiceBase {
         return absl::InvalidArgumentError("message_ids: at most 10,000 per request");
       }
       for (int i = 0; i < req->message_ids_size(); ++i) {
-        absl::Status s = CheckName(absl::StrCat("message_ids[", i, "]"), req->message_ids(i), false);
+        absl::Status s =
+            CheckName(absl::StrCat("message_ids[", i, "]"), req->message_ids(i), false);
         if (!s.ok()) return s;
       }
       std::vector<std::string> ids(req->message_ids().begin(), req->message_ids().end());
@@ -403,8 +412,7 @@ class Service final : public RawServiceBase {
     });
   }
 
-  ServerUnaryReactor* ForgetSpeaker(CallbackServerContext* ctx,
-                                    const v1::ForgetSpeakerRequest* req,
+  ServerUnaryReactor* ForgetSpeaker(CallbackServerContext* ctx, const v1::ForgetSpeakerRequest* req,
                                     v1::ForgetSpeakerResponse* resp) {
     return Unary("ForgetSpeaker", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
@@ -417,8 +425,7 @@ class Service final : public RawServiceBase {
     });
   }
 
-  ServerUnaryReactor* DeleteChannel(CallbackServerContext* ctx,
-                                    const v1::DeleteChannelRequest* req,
+  ServerUnaryReactor* DeleteChannel(CallbackServerContext* ctx, const v1::DeleteChannelRequest* req,
                                     v1::DeleteChannelResponse* resp) {
     return Unary("DeleteChannel", ctx, req->channel(), [&]() -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
@@ -573,8 +580,7 @@ class Service final : public RawServiceBase {
 
   template <typename Fn>
   ServerUnaryReactor* Unary(const char* method, CallbackServerContext* ctx,
-                            const std::string& channel, Fn&& fn,
-                            Access access = Access::kTenant) {
+                            const std::string& channel, Fn&& fn, Access access = Access::kTenant) {
     RpcScope scope(method, ctx, metrics_);
     scope.set_channel(channel);
     absl::StatusOr<Principal> who = Authenticate(ctx, access);
@@ -606,7 +612,7 @@ class Service final : public RawServiceBase {
   engine::Memory* const memory_;
   ServerMetrics* const metrics_;
   const std::atomic<bool>* const ready_;
-  KeyStore* const keys_;  // null: auth off
+  KeyStore* const keys_;                        // null: auth off
   const std::unique_ptr<Limiter> own_limiter_;  // when none was given
   Limiter* const limiter_;
   bool query_models_ = false;  // some query stage calls a model (spends tokens)
@@ -733,7 +739,9 @@ class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   ImportReactor(Service* service, CallbackServerContext* ctx, grpc::ByteBuffer* raw_resp)
-      : service_(service), ctx_(ctx), raw_resp_(raw_resp),
+      : service_(service),
+        ctx_(ctx),
+        raw_resp_(raw_resp),
         scope_("ImportChannel", ctx, service->metrics()) {
     absl::StatusOr<Principal> who = service_->Authenticate(ctx, Access::kTenant);
     absl::Status s = who.ok() ? service_->CheckReady() : who.status();
@@ -829,7 +837,7 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 };
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* Service::ExportChannel(CallbackServerContext* ctx,
-                                                                    const grpc::ByteBuffer* req) {
+                                                                   const grpc::ByteBuffer* req) {
   return new ExportReactor(this, ctx, *req);
 }
 
@@ -854,10 +862,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStre
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
-                                                    ServerMetrics* metrics,
-                                                    const std::atomic<bool>* ready,
-                                                    KeyStore* keys, Limiter* limiter) {
+std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory, ServerMetrics* metrics,
+                                                    const std::atomic<bool>* ready, KeyStore* keys,
+                                                    Limiter* limiter) {
   RouteProtobufLogs();
   return std::make_unique<Service>(memory, metrics, ready, keys, limiter);
 }

@@ -26,8 +26,7 @@ class Limiter;
 // channel; admin RPCs (Rederive, CorrectRecord, Backup) need an admin key
 // (PERMISSION_DENIED). Without `keys` everything is tenant "default".
 // All pointers must outlive the service.
-std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory,
-                                                    ServerMetrics* metrics,
+std::unique_ptr<grpc::Service> NewSpeakerMemService(engine::Memory* memory, ServerMetrics* metrics,
                                                     const std::atomic<bool>* ready,
                                                     KeyStore* keys = nullptr,
                                                     Limiter* limiter = nullptr);

@@ -71,8 +71,8 @@ std::string SpeakerKey(const ChannelRef& ch, uint32_t ordinal, uint64_t seq) {
   return k;
 }
 
-std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session,
-                           int32_t turn, uint64_t seq) {
+std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session, int32_t turn,
+                           uint64_t seq) {
   std::string k = ChannelPrefix(ch);
   k.push_back('t');
   k.append(session.data(), session.size());
@@ -157,8 +157,14 @@ bool ParseChannelKey(absl::string_view key, ChannelRef* ch, absl::string_view* r
   if (a == absl::string_view::npos) return false;
   size_t b = key.find('\0', a + 1);
   if (b == absl::string_view::npos) return false;
-  { absl::string_view part = key.substr(0, a); ch->tenant.assign(part.data(), part.size()); }
-  { absl::string_view part = key.substr(a + 1, b - a - 1); ch->channel.assign(part.data(), part.size()); }
+  {
+    absl::string_view part = key.substr(0, a);
+    ch->tenant.assign(part.data(), part.size());
+  }
+  {
+    absl::string_view part = key.substr(a + 1, b - a - 1);
+    ch->channel.assign(part.data(), part.size());
+  }
   *rest = key.substr(b + 1);
   return true;
 }

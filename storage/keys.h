@@ -32,8 +32,8 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "storage/types.h"
 
 namespace speakermem::storage::keys {
@@ -55,8 +55,8 @@ std::string MessageIdKey(const ChannelRef& ch, absl::string_view message_id);
 inline constexpr char kOrdinalMark = '\x01';
 std::string SpeakerKey(const ChannelRef& ch, uint32_t ordinal, uint64_t seq);
 std::string SpeakerPrefix(const ChannelRef& ch, uint32_t ordinal);
-std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session,
-                           int32_t turn, uint64_t seq);
+std::string SessionTurnKey(const ChannelRef& ch, absl::string_view session, int32_t turn,
+                           uint64_t seq);
 std::string ChannelInfoKey(const ChannelRef& ch);
 std::string RosterKey(const ChannelRef& ch, uint32_t ordinal);
 std::string RosterPrefix(const ChannelRef& ch);

@@ -39,8 +39,8 @@ rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHan
   // 1. Rosters: per channel, the ordinals already given (a run cut short)
   //    and the names still keyed by name, which get the next ones.
   struct Channel {
-    std::map<std::string, uint32_t> ordinal;                // speaker id -> ordinal
-    std::map<std::string, StoredRosterEntry> old_entries;   // by name, format 1
+    std::map<std::string, uint32_t> ordinal;               // speaker id -> ordinal
+    std::map<std::string, StoredRosterEntry> old_entries;  // by name, format 1
     uint32_t next = 1;
   };
   std::map<ChannelRef, Channel> channels;
@@ -87,7 +87,8 @@ rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHan
     if (!s.ok() && !s.IsNotFound()) return s;
     if (s.ok()) {
       StoredChannel sc;
-      if (!sc.ParseFromString(value)) return rocksdb::Status::Corruption("channel record is corrupt");
+      if (!sc.ParseFromString(value))
+        return rocksdb::Status::Corruption("channel record is corrupt");
       sc.set_next_speaker_ordinal(c.next);
       batch.Put(meta, keys::ChannelInfoKey(ch), sc.SerializeAsString());
     }
@@ -119,8 +120,9 @@ rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHan
         return rocksdb::Status::Corruption(
             absl::StrCat("a speaker index key of channel '", ch.channel, "' has no roster entry"));
       }
-      batch.Put(index, keys::SpeakerKey(ch, c->second.ordinal.at(name),
-                                        keys::DecodeBE64(rest.substr(nul + 1, 8))),
+      batch.Put(index,
+                keys::SpeakerKey(ch, c->second.ordinal.at(name),
+                                 keys::DecodeBE64(rest.substr(nul + 1, 8))),
                 "");
       batch.Delete(index, it->key());
       ++rewritten;

@@ -26,8 +26,7 @@
 namespace speakermem::storage {
 
 const char* const kColumnFamilyNames[kNumColumnFamilies] = {
-    "default", "episodic",    "core", "profile", "interaction",
-    "insight", "meta",        "index", "vectors"};
+    "default", "episodic", "core", "profile", "interaction", "insight", "meta", "index", "vectors"};
 
 namespace {
 
@@ -133,9 +132,9 @@ void ToStoredRecord(const Record& r, StoredRecord* sr) {
 // the store on first use; replaced only after a successful write.
 struct ChannelState {
   std::mutex mu;
-  bool loaded = false;  // guarded by mu
-  bool exists = false;  // guarded by mu
-  ChannelInfo info;     // guarded by mu
+  bool loaded = false;                                   // guarded by mu
+  bool exists = false;                                   // guarded by mu
+  ChannelInfo info;                                      // guarded by mu
   absl::flat_hash_map<std::string, RosterEntry> roster;  // guarded by mu
 };
 
@@ -153,25 +152,23 @@ class RocksStore final : public Store {
 
   absl::Status Init();
 
-  absl::StatusOr<AppendResult> AppendMessages(
-      const ChannelRef& channel, std::vector<Message>* messages) override;
+  absl::StatusOr<AppendResult> AppendMessages(const ChannelRef& channel,
+                                              std::vector<Message>* messages) override;
   absl::StatusOr<MessagePage> ScanMessages(const ChannelRef& channel,
                                            const MessageQuery& query) override;
-  absl::StatusOr<std::vector<Message>> GetMessagesBySeq(
-      const ChannelRef& channel, const std::vector<uint64_t>& seqs) override;
+  absl::StatusOr<std::vector<Message>> GetMessagesBySeq(const ChannelRef& channel,
+                                                        const std::vector<uint64_t>& seqs) override;
   absl::StatusOr<uint64_t> FindMessageId(const ChannelRef& channel,
                                          const std::string& message_id) override;
-  absl::StatusOr<std::vector<RosterEntry>> GetRoster(
-      const ChannelRef& channel) override;
+  absl::StatusOr<std::vector<RosterEntry>> GetRoster(const ChannelRef& channel) override;
   absl::StatusOr<std::string> ResolveSpeaker(const ChannelRef& channel,
                                              const std::string& name) override;
   absl::StatusOr<ChannelInfo> GetChannelInfo(const ChannelRef& channel) override;
-  absl::StatusOr<std::vector<ChannelInfo>> ListChannels(
-      const std::string& tenant, const std::string& after,
-      uint32_t limit) override;
+  absl::StatusOr<std::vector<ChannelInfo>> ListChannels(const std::string& tenant,
+                                                        const std::string& after,
+                                                        uint32_t limit) override;
   absl::Status ForEachMessage(
-      const std::function<absl::Status(const ChannelRef&, const Message&)>& fn)
-      override;
+      const std::function<absl::Status(const ChannelRef&, const Message&)>& fn) override;
   absl::Status ForEachChannel(
       const std::function<absl::Status(const ChannelRef&, const ChannelInfo&)>& fn) override;
   uint64_t ApproximateSizeBytes() override;
@@ -209,17 +206,13 @@ class RocksStore final : public Store {
                       rocksdb::WriteBatch* batch);
   void PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info, rocksdb::WriteBatch* batch);
   absl::Status PutRecord(const ChannelRef& ch, const Record& r, rocksdb::WriteBatch* batch);
-  rocksdb::ColumnFamilyHandle* cf(ColumnFamily f) const {
-    return handles_[static_cast<int>(f)];
-  }
+  rocksdb::ColumnFamilyHandle* cf(ColumnFamily f) const { return handles_[static_cast<int>(f)]; }
   std::shared_ptr<ChannelState> StateFor(const ChannelRef& ch);
   // REQUIRES: state->mu held.
   absl::Status LoadState(const ChannelRef& ch, ChannelState* state);
   absl::StatusOr<ChannelInfo> ReadChannelInfo(const ChannelRef& ch, bool* exists);
-  absl::Status ScanBySpeaker(const ChannelRef& ch, const MessageQuery& q,
-                             MessagePage* page);
-  absl::Status ScanAll(const ChannelRef& ch, const MessageQuery& q,
-                       MessagePage* page);
+  absl::Status ScanBySpeaker(const ChannelRef& ch, const MessageQuery& q, MessagePage* page);
+  absl::Status ScanAll(const ChannelRef& ch, const MessageQuery& q, MessagePage* page);
 
   // Constant after construction.
   const StoreOptions options_;
@@ -227,19 +220,17 @@ class RocksStore final : public Store {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 
   absl::Mutex states_mu_;
-  std::map<ChannelRef, std::shared_ptr<ChannelState>> states_
-      ABSL_GUARDED_BY(states_mu_);
+  std::map<ChannelRef, std::shared_ptr<ChannelState>> states_ ABSL_GUARDED_BY(states_mu_);
 };
 
 absl::Status RocksStore::Init() {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kDefault),
-                               keys::kFormatVersionKey, &value);
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kDefault), keys::kFormatVersionKey, &value);
   if (s.IsNotFound()) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    return FromRocks(db_->Put(wo, cf(ColumnFamily::kDefault),
-                              keys::kFormatVersionKey,
+    return FromRocks(db_->Put(wo, cf(ColumnFamily::kDefault), keys::kFormatVersionKey,
                               std::to_string(kFormatVersion)),
                      "write format version");
   }
@@ -248,24 +239,23 @@ absl::Status RocksStore::Init() {
   try {
     version = std::stoi(value);
   } catch (...) {
-    return absl::DataLossError(
-        absl::StrCat("store format version is unreadable: '", value, "'"));
+    return absl::DataLossError(absl::StrCat("store format version is unreadable: '", value, "'"));
   }
   if (version > kFormatVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "store at ", options_.path, " has format version ", version,
-        ", newer than this build's ", kFormatVersion,
-        "; refusing to open it (upgrade speakermemd)"));
+        "store at ", options_.path, " has format version ", version, ", newer than this build's ",
+        kFormatVersion, "; refusing to open it (upgrade speakermemd)"));
   }
   if (version < kFormatVersion) {
     // Format 1 -> 2: speaker names leave the keys (storage/keys.h).
-    LOG_INFO("migrating store format").Int("from", version).Int("to", kFormatVersion)
+    LOG_INFO("migrating store format")
+        .Int("from", version)
+        .Int("to", kFormatVersion)
         .Str("path", options_.path);
     SM_RETURN_IF_ERROR(FromRocks(
-        MigrateSpeakerOrdinals(db_.get(), cf(ColumnFamily::kMeta), cf(ColumnFamily::kIndex),
-                               [](const std::string& what) {
-                                 LOG_INFO("store migration").Str("done", what);
-                               }),
+        MigrateSpeakerOrdinals(
+            db_.get(), cf(ColumnFamily::kMeta), cf(ColumnFamily::kIndex),
+            [](const std::string& what) { LOG_INFO("store migration").Str("done", what); }),
         "migrate speaker keys to ordinals"));
     rocksdb::WriteOptions wo;
     wo.sync = true;
@@ -284,11 +274,10 @@ std::shared_ptr<ChannelState> RocksStore::StateFor(const ChannelRef& ch) {
   return slot;
 }
 
-absl::StatusOr<ChannelInfo> RocksStore::ReadChannelInfo(const ChannelRef& ch,
-                                                        bool* exists) {
+absl::StatusOr<ChannelInfo> RocksStore::ReadChannelInfo(const ChannelRef& ch, bool* exists) {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta),
-                               keys::ChannelInfoKey(ch), &value);
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), &value);
   ChannelInfo info;
   info.channel = ch.channel;
   *exists = false;
@@ -336,8 +325,8 @@ absl::Status RocksStore::LoadState(const ChannelRef& ch, ChannelState* state) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<AppendResult> RocksStore::AppendMessages(
-    const ChannelRef& ch, std::vector<Message>* messages) {
+absl::StatusOr<AppendResult> RocksStore::AppendMessages(const ChannelRef& ch,
+                                                        std::vector<Message>* messages) {
   std::shared_ptr<ChannelState> state = StateFor(ch);
   std::lock_guard<std::mutex> lock(state->mu);
   SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
@@ -356,8 +345,7 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
   std::vector<uint64_t> existing_seq(messages->size(), 0);
   if (!id_keys.empty()) {
     std::vector<rocksdb::Slice> slices(id_keys.begin(), id_keys.end());
-    std::vector<rocksdb::ColumnFamilyHandle*> cfs(id_keys.size(),
-                                                  cf(ColumnFamily::kIndex));
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs(id_keys.size(), cf(ColumnFamily::kIndex));
     std::vector<std::string> values;
     std::vector<rocksdb::Status> statuses =
         db_->MultiGet(rocksdb::ReadOptions(), cfs, slices, &values);
@@ -391,8 +379,8 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
     AppendedMessage& out = result.messages[i];
     if (!m.message_id.empty()) {
       auto dup = batch_ids.find(m.message_id);
-      uint64_t prior = existing_seq[i] ? existing_seq[i]
-                                       : (dup != batch_ids.end() ? dup->second : 0);
+      uint64_t prior =
+          existing_seq[i] ? existing_seq[i] : (dup != batch_ids.end() ? dup->second : 0);
       if (prior != 0) {
         out = AppendedMessage{m.message_id, prior, true};
         ++result.duplicates;
@@ -476,8 +464,7 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(
   return result;
 }
 
-absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q,
-                                 MessagePage* page) {
+absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q, MessagePage* page) {
   const std::string prefix = keys::ChannelPrefix(ch);
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kEpisodic)));
@@ -485,8 +472,7 @@ absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q,
   StoredMessage sm;
   for (it->Seek(keys::MessageKey(ch, q.after_seq + 1));
        it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    uint64_t seq = keys::DecodeBE64(
-        absl::string_view(it->key().data() + prefix.size(), 8));
+    uint64_t seq = keys::DecodeBE64(absl::string_view(it->key().data() + prefix.size(), 8));
     if (page->messages.size() >= q.limit || scanned >= q.max_scan) {
       page->next_after_seq = seq - 1;
       return absl::OkStatus();
@@ -527,8 +513,7 @@ absl::Status RocksStore::ScanBySpeaker(const ChannelRef& ch, const MessageQuery&
   };
   for (it->Seek(keys::SpeakerKey(ch, ordinal, q.after_seq + 1));
        it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    uint64_t seq = keys::DecodeBE64(
-        absl::string_view(it->key().data() + prefix.size(), 8));
+    uint64_t seq = keys::DecodeBE64(absl::string_view(it->key().data() + prefix.size(), 8));
     if (page->messages.size() + batch.size() >= q.limit || scanned >= q.max_scan) {
       SM_RETURN_IF_ERROR(drain());
       if (page->messages.size() >= q.limit || scanned >= q.max_scan) {
@@ -543,8 +528,7 @@ absl::Status RocksStore::ScanBySpeaker(const ChannelRef& ch, const MessageQuery&
   return drain();
 }
 
-absl::StatusOr<MessagePage> RocksStore::ScanMessages(const ChannelRef& ch,
-                                                     const MessageQuery& q) {
+absl::StatusOr<MessagePage> RocksStore::ScanMessages(const ChannelRef& ch, const MessageQuery& q) {
   bool exists = false;
   SM_ASSIGN_OR_RETURN(ChannelInfo info, ReadChannelInfo(ch, &exists));
   (void)info;
@@ -605,9 +589,8 @@ absl::StatusOr<std::vector<RosterEntry>> RocksStore::GetRoster(const ChannelRef&
   std::vector<RosterEntry> out;
   out.reserve(state->roster.size());
   for (const auto& [id, e] : state->roster) out.push_back(e);
-  std::sort(out.begin(), out.end(), [](const RosterEntry& a, const RosterEntry& b) {
-    return a.speaker_id < b.speaker_id;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const RosterEntry& a, const RosterEntry& b) { return a.speaker_id < b.speaker_id; });
   return out;
 }
 
@@ -635,8 +618,9 @@ absl::StatusOr<ChannelInfo> RocksStore::GetChannelInfo(const ChannelRef& ch) {
   return info;
 }
 
-absl::StatusOr<std::vector<ChannelInfo>> RocksStore::ListChannels(
-    const std::string& tenant, const std::string& after, uint32_t limit) {
+absl::StatusOr<std::vector<ChannelInfo>> RocksStore::ListChannels(const std::string& tenant,
+                                                                  const std::string& after,
+                                                                  uint32_t limit) {
   std::vector<ChannelInfo> out;
   const std::string tprefix = keys::TenantPrefix(tenant);
   std::unique_ptr<rocksdb::Iterator> it(
@@ -704,8 +688,7 @@ absl::Status RocksStore::ForEachMessage(
   ChannelRef ch;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     absl::string_view rest;
-    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()),
-                               &ch, &rest) ||
+    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch, &rest) ||
         rest.size() != 8) {
       return absl::DataLossError("malformed message key");
     }
@@ -719,8 +702,8 @@ absl::Status RocksStore::ForEachMessage(
 
 absl::StatusOr<WriterState> RocksStore::ReadWriterState(const ChannelRef& ch) {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta),
-                               keys::WriterStateKey(ch), &value);
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta), keys::WriterStateKey(ch), &value);
   WriterState w;
   if (s.IsNotFound()) return w;
   SM_RETURN_IF_ERROR(FromRocks(s, "read writer state"));
@@ -749,9 +732,9 @@ absl::Status RocksStore::SetFlushUntil(const ChannelRef& ch, uint64_t seq) {
   sw.set_segments(w.segments);
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
-  return FromRocks(db_->Put(wo, cf(ColumnFamily::kMeta), keys::WriterStateKey(ch),
-                            sw.SerializeAsString()),
-                   "set flush mark");
+  return FromRocks(
+      db_->Put(wo, cf(ColumnFamily::kMeta), keys::WriterStateKey(ch), sw.SerializeAsString()),
+      "set flush mark");
 }
 
 void RocksStore::PutRosterEntry(const ChannelRef& ch, const std::string& id, const RosterEntry& e,
@@ -793,8 +776,8 @@ absl::Status RocksStore::ApplySegment(const ChannelRef& ch, const SegmentApply& 
   std::lock_guard<std::mutex> lock(state->mu);
   SM_ASSIGN_OR_RETURN(WriterState w, ReadWriterState(ch));
   if (w.cursor_seq != apply.expected_cursor) {
-    return absl::AbortedError(absl::StrCat("writer cursor is at ", w.cursor_seq, ", expected ",
-                                           apply.expected_cursor));
+    return absl::AbortedError(
+        absl::StrCat("writer cursor is at ", w.cursor_seq, ", expected ", apply.expected_cursor));
   }
   if (apply.expected_next_record != 0 && w.next_record != apply.expected_next_record) {
     return absl::AbortedError("records were written meanwhile; derive again");
@@ -883,8 +866,7 @@ absl::Status RocksStore::ForEachVector(
   std::vector<float> v;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     absl::string_view rest;
-    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch,
-                               &rest) ||
+    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch, &rest) ||
         rest.size() != 9 || it->value().size() < 4) {
       return absl::DataLossError("malformed vector entry");
     }
@@ -895,7 +877,8 @@ absl::Status RocksStore::ForEachVector(
     }
     v.resize(dim);
     std::memcpy(v.data(), it->value().data() + 4, dim * sizeof(float));
-    SM_RETURN_IF_ERROR(fn(ch, static_cast<VectorKind>(rest[0]), keys::DecodeBE64(rest.substr(1)), v));
+    SM_RETURN_IF_ERROR(
+        fn(ch, static_cast<VectorKind>(rest[0]), keys::DecodeBE64(rest.substr(1)), v));
   }
   return FromRocks(it->status(), "scan vectors");
 }
@@ -909,8 +892,8 @@ absl::Status RocksStore::DropAllVectors() {
 
 absl::StatusOr<std::string> RocksStore::GetSetting(const std::string& key) {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kDefault),
-                               "setting/" + key, &value);
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kDefault), "setting/" + key, &value);
   if (s.IsNotFound()) return std::string();
   SM_RETURN_IF_ERROR(FromRocks(s, "read setting"));
   return value;
@@ -960,8 +943,8 @@ absl::StatusOr<std::vector<Record>> RocksStore::ListRecords(const ChannelRef& ch
       }
       if (!q.owner.empty() && sr.owner() != q.owner) continue;
       if (!q.include_superseded && !sr.superseded_by().empty()) continue;
-      out.push_back(FromStoredRecord(sr, it->key().ToString().substr(prefix.size()),
-                                     kLayerNames[i]));
+      out.push_back(
+          FromStoredRecord(sr, it->key().ToString().substr(prefix.size()), kLayerNames[i]));
     }
     SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan records"));
   }
@@ -997,7 +980,8 @@ absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan&
   std::shared_ptr<ChannelState> state = StateFor(ch);
   std::lock_guard<std::mutex> lock(state->mu);
   SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
-  if (!state->exists) return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  if (!state->exists)
+    return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
   std::vector<uint64_t> seqs = plan.delete_seqs;
   for (const auto& m : plan.rewrite_messages) seqs.push_back(m.seq);
   SM_ASSIGN_OR_RETURN(std::vector<Message> current, GetMessagesBySeq(ch, seqs));
@@ -1084,7 +1068,8 @@ absl::Status RocksStore::DeleteChannel(const ChannelRef& ch) {
   std::shared_ptr<ChannelState> state = StateFor(ch);
   std::lock_guard<std::mutex> lock(state->mu);
   SM_RETURN_IF_ERROR(LoadState(ch, state.get()));
-  if (!state->exists) return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
+  if (!state->exists)
+    return absl::NotFoundError(absl::StrCat("channel '", ch.channel, "' not found"));
   rocksdb::WriteBatch batch;
   const std::string begin = keys::ChannelPrefix(ch), end = keys::ChannelPrefixEnd(ch);
   for (int f = 0; f < kNumColumnFamilies; ++f) {
@@ -1159,8 +1144,7 @@ absl::Status RocksStore::Flush() {
 }
 
 rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
-                                       std::shared_ptr<rocksdb::Cache> cache,
-                                       ColumnFamily family) {
+                                       std::shared_ptr<rocksdb::Cache> cache, ColumnFamily family) {
   rocksdb::ColumnFamilyOptions cfo;
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache;
@@ -1213,11 +1197,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   std::vector<std::string> existing;
   if (rocksdb::DB::ListColumnFamilies(dbo, options.path, &existing).ok()) {
     for (const auto& name : existing) {
-      if (std::find(std::begin(kColumnFamilyNames), std::end(kColumnFamilyNames),
-                    name) == std::end(kColumnFamilyNames)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "store at ", options.path, " has column family '", name,
-            "' unknown to this build; it was written by a newer version"));
+      if (std::find(std::begin(kColumnFamilyNames), std::end(kColumnFamilyNames), name) ==
+          std::end(kColumnFamilyNames)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("store at ", options.path, " has column family '", name,
+                         "' unknown to this build; it was written by a newer version"));
       }
     }
   }

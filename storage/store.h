@@ -67,8 +67,8 @@ class Store {
   // are reported as duplicates and not written. Fills seq, and message_id
   // when empty, in `messages` for the stored ones.
   // REQUIRES: messages were validated (ValidateMessages).
-  virtual absl::StatusOr<AppendResult> AppendMessages(
-      const ChannelRef& channel, std::vector<Message>* messages) = 0;
+  virtual absl::StatusOr<AppendResult> AppendMessages(const ChannelRef& channel,
+                                                      std::vector<Message>* messages) = 0;
 
   // A page of messages in seq order. NOT_FOUND when the channel does not
   // exist.
@@ -86,8 +86,7 @@ class Store {
 
   // The channel's roster ordered by speaker id. NOT_FOUND for an unknown
   // channel.
-  virtual absl::StatusOr<std::vector<RosterEntry>> GetRoster(
-      const ChannelRef& channel) = 0;
+  virtual absl::StatusOr<std::vector<RosterEntry>> GetRoster(const ChannelRef& channel) = 0;
 
   // Resolves a speaker id or display-name alias to the roster's speaker id.
   // NOT_FOUND when neither matches.
@@ -98,8 +97,9 @@ class Store {
 
   // Channels of `tenant` in name order, strictly after `after`, at most
   // `limit`.
-  virtual absl::StatusOr<std::vector<ChannelInfo>> ListChannels(
-      const std::string& tenant, const std::string& after, uint32_t limit) = 0;
+  virtual absl::StatusOr<std::vector<ChannelInfo>> ListChannels(const std::string& tenant,
+                                                                const std::string& after,
+                                                                uint32_t limit) = 0;
 
   // Calls `fn` for every channel of every tenant.
   virtual absl::Status ForEachChannel(
@@ -127,8 +127,7 @@ class Store {
   // Replaces the channel's whole derived state in one write batch: every
   // record, record index key and parked segment of the channel is deleted,
   // then `records` are written and the Writer state set to `state`.
-  virtual absl::Status ReplaceDerived(const ChannelRef& channel,
-                                      const std::vector<Record>& records,
+  virtual absl::Status ReplaceDerived(const ChannelRef& channel, const std::vector<Record>& records,
                                       const WriterState& state) = 0;
 
   // Records in record-id (creation) order after query.after_id, filtered.

@@ -15,9 +15,7 @@ struct ChannelRef {
   std::string tenant;
   std::string channel;
 
-  bool operator==(const ChannelRef& o) const {
-    return tenant == o.tenant && channel == o.channel;
-  }
+  bool operator==(const ChannelRef& o) const { return tenant == o.tenant && channel == o.channel; }
   bool operator<(const ChannelRef& o) const {
     return tenant != o.tenant ? tenant < o.tenant : channel < o.channel;
   }
@@ -155,8 +153,8 @@ struct SegmentApply {
   std::vector<Record> new_records;
   std::vector<std::pair<std::string, std::string>> superseded;
   bool park = false;
-  ParkedSegment parked;            // with park
-  uint64_t unpark_first_seq = 0;   // non-zero: remove this parked segment
+  ParkedSegment parked;           // with park
+  uint64_t unpark_first_seq = 0;  // non-zero: remove this parked segment
   // Non-empty: a captured Writer transition (JSON), stored with the apply
   // under the segment's first seq.
   std::string transition;

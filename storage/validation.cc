@@ -18,21 +18,18 @@ bool HasControl(absl::string_view s, bool allow_whitespace) {
   return false;
 }
 
-absl::Status Bad(absl::string_view prefix, absl::string_view field,
-                 absl::string_view reason) {
+absl::Status Bad(absl::string_view prefix, absl::string_view field, absl::string_view reason) {
   return absl::InvalidArgumentError(absl::StrCat(prefix, field, ": ", reason));
 }
 
-absl::Status CheckName(absl::string_view prefix, absl::string_view field,
-                       absl::string_view value, const IngestLimits& limits,
-                       bool allow_empty) {
+absl::Status CheckName(absl::string_view prefix, absl::string_view field, absl::string_view value,
+                       const IngestLimits& limits, bool allow_empty) {
   if (value.empty()) {
     return allow_empty ? absl::OkStatus() : Bad(prefix, field, "must not be empty");
   }
   if (value.size() > limits.max_name_bytes) {
     return Bad(prefix, field,
-               absl::StrCat("is ", value.size(), " bytes; the limit is ",
-                            limits.max_name_bytes));
+               absl::StrCat("is ", value.size(), " bytes; the limit is ", limits.max_name_bytes));
   }
   if (!IsValidUtf8(value)) return Bad(prefix, field, "is not valid UTF-8");
   if (HasControl(value, false)) {
@@ -49,8 +46,7 @@ bool IsReserved(absl::string_view name) {
   return false;
 }
 
-absl::Status ValidateOne(const std::string& p, const Message& m,
-                         const IngestLimits& limits) {
+absl::Status ValidateOne(const std::string& p, const Message& m, const IngestLimits& limits) {
   if (absl::Status s = CheckName(p, "message_id", m.message_id, limits, true); !s.ok()) {
     return s;
   }
@@ -72,8 +68,8 @@ absl::Status ValidateOne(const std::string& p, const Message& m,
   }
   if (m.text.empty()) return Bad(p, "text", "must not be empty");
   if (m.text.size() > limits.max_text_bytes) {
-    return Bad(p, "text", absl::StrCat("is ", m.text.size(), " bytes; the limit is ",
-                                       limits.max_text_bytes));
+    return Bad(p, "text",
+               absl::StrCat("is ", m.text.size(), " bytes; the limit is ", limits.max_text_bytes));
   }
   if (!IsValidUtf8(m.text)) return Bad(p, "text", "is not valid UTF-8");
   if (m.text.find('\0') != std::string::npos) {
@@ -93,9 +89,9 @@ absl::Status ValidateOne(const std::string& p, const Message& m,
   if (m.turn < 0) return Bad(p, "turn", "must not be negative");
   if (absl::Status s = CheckName(p, "reply_to", m.reply_to, limits, true); !s.ok()) return s;
   if (m.metadata.size() > limits.max_metadata_entries) {
-    return Bad(p, "metadata", absl::StrCat("has ", m.metadata.size(),
-                                           " entries; the limit is ",
-                                           limits.max_metadata_entries));
+    return Bad(p, "metadata",
+               absl::StrCat("has ", m.metadata.size(), " entries; the limit is ",
+                            limits.max_metadata_entries));
   }
   for (const auto& [k, v] : m.metadata) {
     IngestLimits key_limits = limits;
@@ -104,9 +100,9 @@ absl::Status ValidateOne(const std::string& p, const Message& m,
       return s;
     }
     if (v.size() > limits.max_metadata_value_bytes) {
-      return Bad(p, absl::StrCat("metadata[", k, "]"),
-                 absl::StrCat("is ", v.size(), " bytes; the limit is ",
-                              limits.max_metadata_value_bytes));
+      return Bad(
+          p, absl::StrCat("metadata[", k, "]"),
+          absl::StrCat("is ", v.size(), " bytes; the limit is ", limits.max_metadata_value_bytes));
     }
     if (!IsValidUtf8(v)) return Bad(p, absl::StrCat("metadata[", k, "]"), "is not valid UTF-8");
   }
@@ -122,14 +118,13 @@ absl::Status ValidateName(absl::string_view field, absl::string_view value,
 
 absl::Status ValidateMessages(absl::string_view channel,
                               const std::vector<absl::string_view>& message_channels,
-                              const std::vector<Message>& messages,
-                              const IngestLimits& limits) {
+                              const std::vector<Message>& messages, const IngestLimits& limits) {
   if (absl::Status s = ValidateName("channel", channel, limits, false); !s.ok()) return s;
   if (messages.empty()) return absl::InvalidArgumentError("messages: must not be empty");
   if (messages.size() > limits.max_batch_messages) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("messages: batch has ", messages.size(),
-                     " messages; the limit is ", limits.max_batch_messages));
+    return absl::InvalidArgumentError(absl::StrCat("messages: batch has ", messages.size(),
+                                                   " messages; the limit is ",
+                                                   limits.max_batch_messages));
   }
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string prefix = absl::StrCat("messages[", i, "].");
@@ -142,8 +137,8 @@ absl::Status ValidateMessages(absl::string_view channel,
         return s;
       }
       return Bad(prefix, "channel",
-                 absl::StrCat("'", message_channels[i],
-                              "' differs from the request's channel '", channel, "'"));
+                 absl::StrCat("'", message_channels[i], "' differs from the request's channel '",
+                              channel, "'"));
     }
     if (absl::Status s = ValidateOne(prefix, messages[i], limits); !s.ok()) return s;
   }

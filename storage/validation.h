@@ -4,10 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "storage/types.h"
 
 namespace speakermem::storage {
@@ -45,8 +45,7 @@ absl::Status ValidateName(absl::string_view field, absl::string_view value,
 // channel); pass an empty vector when messages carry none.
 absl::Status ValidateMessages(absl::string_view channel,
                               const std::vector<absl::string_view>& message_channels,
-                              const std::vector<Message>& messages,
-                              const IngestLimits& limits);
+                              const std::vector<Message>& messages, const IngestLimits& limits);
 
 }  // namespace speakermem::storage
 

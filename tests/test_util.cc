@@ -4,8 +4,8 @@ namespace speakermem::testing {
 
 std::string SharedDataDir() {
   if (const char* d = std::getenv("SPEAKERMEM_SHARED_DATA"); d != nullptr && *d) return d;
-  for (const char* candidate : {SPEAKERMEM_SOURCE_DIR "/../shared/data",
-                                SPEAKERMEM_SOURCE_DIR "/shared/data"}) {
+  for (const char* candidate :
+       {SPEAKERMEM_SOURCE_DIR "/../shared/data", SPEAKERMEM_SOURCE_DIR "/shared/data"}) {
     if (std::filesystem::exists(std::string(candidate) + "/locomo")) return candidate;
   }
   return "";

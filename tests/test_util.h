@@ -57,17 +57,17 @@ bool InCi();
 
 }  // namespace speakermem::testing
 
-#define REQUIRE_OK(expr)                                                   \
-  do {                                                                     \
-    auto&& sm_req_ok_ = (expr);                                            \
-    INFO(::speakermem::testing::StatusText(sm_req_ok_));                   \
-    REQUIRE(::speakermem::testing::StatusOf(sm_req_ok_).ok());             \
+#define REQUIRE_OK(expr)                                       \
+  do {                                                         \
+    auto&& sm_req_ok_ = (expr);                                \
+    INFO(::speakermem::testing::StatusText(sm_req_ok_));       \
+    REQUIRE(::speakermem::testing::StatusOf(sm_req_ok_).ok()); \
   } while (0)
 
-#define REQUIRE_CODE(expr, expected_code)                                           \
-  do {                                                                     \
-    auto&& sm_req_code_ = (expr);                                          \
-    INFO(::speakermem::testing::StatusText(sm_req_code_));                 \
+#define REQUIRE_CODE(expr, expected_code)                                             \
+  do {                                                                                \
+    auto&& sm_req_code_ = (expr);                                                     \
+    INFO(::speakermem::testing::StatusText(sm_req_code_));                            \
     REQUIRE(::speakermem::testing::StatusOf(sm_req_code_).code() == (expected_code)); \
   } while (0)
 

@@ -24,9 +24,7 @@ std::string PaperLayerName(const std::string& layer) {
   return layer;
 }
 
-bool IsGroupLayer(const std::string& layer) {
-  return layer == "interaction" || layer == "insight";
-}
+bool IsGroupLayer(const std::string& layer) { return layer == "interaction" || layer == "insight"; }
 
 namespace {
 
@@ -102,8 +100,9 @@ std::string SerializeWriterActions(const std::vector<WriterAction>& actions) {
     json j;
     switch (a.type) {
       case WriterAction::Type::kAdd:
-        j = {{"action", "ADD"}, {"owner", a.owner}, {"source", a.source},
-             {"layer", PaperLayerName(a.layer)}, {"utype", a.utype}, {"content", a.content}};
+        j = {{"action", "ADD"},    {"owner", a.owner},
+             {"source", a.source}, {"layer", PaperLayerName(a.layer)},
+             {"utype", a.utype},   {"content", a.content}};
         break;
       case WriterAction::Type::kUpdate:
         j = {{"action", "UPDATE"}, {"entry_id", a.entry_id}, {"content", a.content}};

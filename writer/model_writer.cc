@@ -76,8 +76,8 @@ std::string ResolveEntryAlias(const std::string& written, const std::vector<Writ
     if (absl::AsciiStrToUpper(h.record_id) == s) return h.record_id;
   }
   // "[E3]", "entry E3", "E-3", "e3", "#3", "3".
-  for (const char* noise : {"[", "]", "(", ")", "#", "\"", "'", "ENTRY_ID", "ENTRY", "ID", "=",
-                            ":", "-", " "}) {
+  for (const char* noise :
+       {"[", "]", "(", ")", "#", "\"", "'", "ENTRY_ID", "ENTRY", "ID", "=", ":", "-", " "}) {
     absl::StrReplaceAll({{noise, ""}}, &s);
   }
   if (absl::StartsWith(s, "E")) s.erase(0, 1);
@@ -142,8 +142,8 @@ class ModelWriter final : public WriterModel {
     }
     user += "\nNew messages:\n";
     for (const auto& m : in.messages) {
-      absl::StrAppend(&user, When(m.timestamp_ms), " ", NameIn(names, m.speaker_id), ": ",
-                      m.text, "\n");
+      absl::StrAppend(&user, When(m.timestamp_ms), " ", NameIn(names, m.speaker_id), ": ", m.text,
+                      "\n");
     }
     llm::ChatRequest req{"writer", system, user, true, kWriterSchema};
     absl::StatusOr<llm::ChatResponse> r = client_->Chat(req);

@@ -41,15 +41,15 @@ bool HasAny(const std::vector<std::string>& toks, const absl::flat_hash_set<std:
 // Words that say a statement replaces an earlier one.
 const absl::flat_hash_set<std::string>& RevisionWords() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "instead", "changed", "switched", "cancelled", "canceled", "anymore", "longer",
-      "revised", "updated", "update", "moves", "moved"};
+      "instead", "changed", "switched", "cancelled", "canceled", "anymore",
+      "longer",  "revised", "updated",  "update",    "moves",    "moved"};
   return *s;
 }
 
 const absl::flat_hash_set<std::string>& UpdateCues() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "actually", "instead", "changed", "change", "moved", "moves", "now", "anymore",
-      "longer", "update", "updated", "cancelled", "canceled", "switched", "new", "revised"};
+      "actually", "instead", "changed", "change",    "moved",    "moves",    "now", "anymore",
+      "longer",   "update",  "updated", "cancelled", "canceled", "switched", "new", "revised"};
   return *s;
 }
 
@@ -95,9 +95,8 @@ class OfflineWriter final : public WriterModel {
     }
     std::vector<Slot> slots;
     for (const auto& h : in.heads) {
-      slots.push_back(
-          Slot{h.record_id, h.owner, h.source, h.layer, ContentTokens(h.content, names), SIZE_MAX,
-               h.valid_at_ms});
+      slots.push_back(Slot{h.record_id, h.owner, h.source, h.layer, ContentTokens(h.content, names),
+                           SIZE_MAX, h.valid_at_ms});
     }
     std::vector<WriterAction> actions;
     for (size_t i = 0; i < in.messages.size(); ++i) {
@@ -136,8 +135,8 @@ class OfflineWriter final : public WriterModel {
     if (addressee == m.speaker_id) addressee.clear();
     for (const auto& r : in.roster) {
       if (!addressee.empty() && r.speaker_id == addressee) {
-        ctx.addressee = offline::Speaker{r.speaker_id, r.aliases.empty() ? r.speaker_id
-                                                                         : r.aliases.front()};
+        ctx.addressee =
+            offline::Speaker{r.speaker_id, r.aliases.empty() ? r.speaker_id : r.aliases.front()};
       }
     }
     using Kind = offline::ClauseReading::Kind;
@@ -167,15 +166,16 @@ class OfflineWriter final : public WriterModel {
       a.content = c.content;
       out.push_back(std::move(a));
     }
-    for (auto& a : out) a.content[0] = absl::ascii_toupper(static_cast<unsigned char>(a.content[0]));
+    for (auto& a : out)
+      a.content[0] = absl::ascii_toupper(static_cast<unsigned char>(a.content[0]));
     return out;
   }
 
   // Adds `a`, or joins it to this segment's record of the same owner, layer
   // and source on the same matter, or turns it into an UPDATE of the head it
   // revises, or drops it when it restates one.
-  void Place(WriterAction a, const absl::flat_hash_set<std::string>& names, std::vector<Slot>* slots,
-             std::vector<WriterAction>* actions) const {
+  void Place(WriterAction a, const absl::flat_hash_set<std::string>& names,
+             std::vector<Slot>* slots, std::vector<WriterAction>* actions) const {
     std::vector<std::string> tokens = ContentTokens(a.content, names);
     const std::vector<std::string> words = Tokenize(a.content);
     const bool cue = HasAny(words, UpdateCues());
@@ -248,8 +248,7 @@ class OfflineWriter final : public WriterModel {
   static void Join(WriterAction* earlier, const WriterAction& a,
                    const std::vector<std::string>& tokens, Slot* slot,
                    const std::vector<std::string>& words) {
-    const bool revision =
-        HasAny(words, RevisionWords()) && Jaccard(tokens, slot->tokens) >= 0.4;
+    const bool revision = HasAny(words, RevisionWords()) && Jaccard(tokens, slot->tokens) >= 0.4;
     if (revision || earlier->content.size() + a.content.size() > kMaxJoined) {
       earlier->content = a.content;
     } else {

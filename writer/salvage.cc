@@ -34,8 +34,8 @@ class SplittingWriter final : public WriterModel {
     if (out.ok() && c->coercions.size() > before) {
       std::vector<std::string> kinds(c->coercions.begin() + static_cast<long>(before),
                                      c->coercions.end());
-      absl::StrAppend(&c->note, c->note.empty() ? "" : "; ", "coerced: ",
-                      absl::StrJoin(kinds, ", "));
+      absl::StrAppend(&c->note, c->note.empty() ? "" : "; ",
+                      "coerced: ", absl::StrJoin(kinds, ", "));
     }
     return out;
   }
@@ -57,15 +57,15 @@ class SplittingWriter final : public WriterModel {
     const size_t mid = in.messages.size() / 2;
     for (int half = 0; half < 2; ++half) {
       WriterInput sub = in;
-      sub.messages.assign(in.messages.begin() + (half == 0 ? 0 : static_cast<long>(mid)),
-                          half == 0 ? in.messages.begin() + static_cast<long>(mid)
-                                    : in.messages.end());
+      sub.messages.assign(
+          in.messages.begin() + (half == 0 ? 0 : static_cast<long>(mid)),
+          half == 0 ? in.messages.begin() + static_cast<long>(mid) : in.messages.end());
       // What is kept so far is shown as written, under a pending id.
       for (size_t i = 0; i < kept.size(); ++i) {
         const WriterAction& a = kept[i];
         if (a.type != WriterAction::Type::kAdd) continue;
-        sub.heads.push_back(WriterHead{absl::StrCat(kPending, i), NormalizeLayer(a.layer),
-                                       a.owner, a.source, a.utype, a.content,
+        sub.heads.push_back(WriterHead{absl::StrCat(kPending, i), NormalizeLayer(a.layer), a.owner,
+                                       a.source, a.utype, a.content,
                                        in.messages.back().timestamp_ms});
       }
       absl::StatusOr<WriterOutput> part = Derive(sub, call);

@@ -42,8 +42,8 @@ std::vector<WriterMessage> ToWriterMessages(storage::Store* store,
   std::vector<WriterMessage> out;
   for (size_t i = 0; i < messages.size(); ++i) {
     const storage::Message& m = messages[i];
-    out.push_back(
-        WriterMessage{m.message_id, m.speaker_id, m.speaker, m.text, m.timestamp_ms, m.session, ""});
+    out.push_back(WriterMessage{m.message_id, m.speaker_id, m.speaker, m.text, m.timestamp_ms,
+                                m.session, ""});
     if (m.reply_to.empty()) continue;
     for (size_t j = 0; j < i && out[i].reply_to_speaker_id.empty(); ++j) {
       if (messages[j].message_id == m.reply_to) out[i].reply_to_speaker_id = messages[j].speaker_id;

@@ -58,8 +58,8 @@ ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
   for (const auto& a : actions) {
     if (a.type == WriterAction::Type::kAdd) {
       std::string layer = NormalizeLayer(a.layer);
-      std::string owner = IsGroupLayer(layer) ? std::string(kGroupOwner)
-                                              : ResolveMember(a.owner, ctx.roster);
+      std::string owner =
+          IsGroupLayer(layer) ? std::string(kGroupOwner) : ResolveMember(a.owner, ctx.roster);
       touched.emplace(owner, layer);
     }
   }
@@ -253,9 +253,8 @@ storage::SegmentApply BuildApply(const ValidationReport& report, const Validatio
   apply.expected_next_record = state.next_record;
   apply.new_cursor = segment.empty() ? state.cursor_seq : segment.back().seq;
   uint64_t next = state.next_record;
-  const std::string pos = segment.empty()
-                              ? ""
-                              : absl::StrCat(segment.front().seq, "-", segment.back().seq);
+  const std::string pos =
+      segment.empty() ? "" : absl::StrCat(segment.front().seq, "-", segment.back().seq);
   for (const WriterAction& a : report.accepted) {
     storage::Record r;
     r.record_id = RecordId(next++);

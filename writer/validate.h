@@ -7,10 +7,10 @@
 
 #include <functional>
 #include <map>
-#include <set>
-#include <tuple>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "storage/types.h"
@@ -20,10 +20,10 @@ namespace speakermem::writer {
 
 // Rejection reasons (metric label values).
 inline constexpr const char* kRejectReasons[] = {
-    "invalid_json",      "unknown_action",     "bad_layer",        "unknown_owner",
-    "unknown_source",    "scope_mismatch",     "missing_entry",    "entry_not_active",
-    "operator_locked",   "empty_content",      "content_too_long", "duplicate_in_batch",
-    "duplicate_of_state", "unchanged_update",  "over_budget"};
+    "invalid_json",       "unknown_action",   "bad_layer",        "unknown_owner",
+    "unknown_source",     "scope_mismatch",   "missing_entry",    "entry_not_active",
+    "operator_locked",    "empty_content",    "content_too_long", "duplicate_in_batch",
+    "duplicate_of_state", "unchanged_update", "over_budget"};
 
 // Longest content accepted, in bytes.
 inline constexpr size_t kMaxContentBytes = 2000;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <functional>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -16,10 +16,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "nlohmann/json.hpp"
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
+#include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -58,8 +58,9 @@ class WriterMetrics {
                                  0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120});
     segments_ = &prometheus::BuildCounter()
                      .Name("speakermem_writer_segments_total")
-                     .Help("Segments by outcome: applied, all_rejected (applied, but every "
-                           "action was refused), parked, recovered (a parked one applied later).")
+                     .Help(
+                         "Segments by outcome: applied, all_rejected (applied, but every "
+                         "action was refused), parked, recovered (a parked one applied later).")
                      .Register(*r);
     actions_ = &prometheus::BuildCounter()
                     .Name("speakermem_writer_actions_total")
@@ -75,9 +76,15 @@ class WriterMetrics {
                    .Register(*r)
                    .Add({});
   }
-  void SetBacklog(double v) { if (backlog_) backlog_->Set(v); }
-  void SetQueue(double v) { if (queue_) queue_->Set(v); }
-  void ObserveSegment(double secs) { if (latency_) latency_->Observe(secs); }
+  void SetBacklog(double v) {
+    if (backlog_) backlog_->Set(v);
+  }
+  void SetQueue(double v) {
+    if (queue_) queue_->Set(v);
+  }
+  void ObserveSegment(double secs) {
+    if (latency_) latency_->Observe(secs);
+  }
   void Segment(const std::string& outcome) {
     if (segments_) segments_->Add({{"outcome", outcome}}).Increment();
   }
@@ -87,7 +94,9 @@ class WriterMetrics {
   void Rejected(const std::string& reason) {
     if (rejected_) rejected_->Add({{"reason", reason}}).Increment();
   }
-  void ParkedDelta(double d) { if (parked_) parked_->Increment(d); }
+  void ParkedDelta(double d) {
+    if (parked_) parked_->Increment(d);
+  }
 
  private:
   prometheus::Gauge* backlog_ = nullptr;
@@ -151,9 +160,9 @@ struct ChannelWork {
   int64_t last_notify_ms = 0;
   uint64_t newest = 0;
   uint64_t cursor = 0;
-  uint64_t flushed = 0;  // flush mark already written by the idle sweeper
-  bool rederiving = false;  // Rederive owns the channel; workers leave it alone
-  int held = 0;             // Exclusive callers; workers leave it alone
+  uint64_t flushed = 0;           // flush mark already written by the idle sweeper
+  bool rederiving = false;        // Rederive owns the channel; workers leave it alone
+  int held = 0;                   // Exclusive callers; workers leave it alone
   int64_t deferred_until_ms = 0;  // admission refused: try again then
 };
 
@@ -232,20 +241,20 @@ class WriterServiceImpl final : public WriterService {
   const WriterOptions options_;
   Clock* const clock_;
   WriterMetrics metrics_;
-  RecordListener listener_;  // set before Start, read-only after
+  RecordListener listener_;       // set before Start, read-only after
   UsageListener usage_listener_;  // set before Start, read-only after
   Admission admission_;           // set before Start, read-only after
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // queue_ non-empty or stopping_
-  std::condition_variable done_cv_;  // a cursor moved
-  std::condition_variable stop_cv_;  // stopping_ (the sweeper's and backoff sleeps)
+  std::condition_variable work_cv_;             // queue_ non-empty or stopping_
+  std::condition_variable done_cv_;             // a cursor moved
+  std::condition_variable stop_cv_;             // stopping_ (the sweeper's and backoff sleeps)
   std::map<ChannelRef, ChannelWork> channels_;  // guarded by mu_
   std::mutex heads_mu_;
   std::map<std::pair<storage::Store*, ChannelRef>, HeadCache> heads_;  // guarded by heads_mu_
-  std::deque<ChannelRef> queue_;                // guarded by mu_
-  bool started_ = false;                        // guarded by mu_
-  bool stopping_ = false;                       // guarded by mu_
+  std::deque<ChannelRef> queue_;                                       // guarded by mu_
+  bool started_ = false;                                               // guarded by mu_
+  bool stopping_ = false;                                              // guarded by mu_
   std::vector<std::thread> workers_;
   std::thread sweeper_;
 };
@@ -322,8 +331,10 @@ void WriterServiceImpl::Notify(const ChannelRef& ch, uint64_t newest_seq) {
   ChannelWork& w = channels_[ch];
   w.newest = std::max(w.newest, newest_seq);
   w.last_notify_ms = clock_->NowMs();
-  if (started_) EnqueueLocked(ch, &w);
-  else w.dirty = true;
+  if (started_)
+    EnqueueLocked(ch, &w);
+  else
+    w.dirty = true;
 }
 
 uint64_t WriterServiceImpl::Backlog() const {
@@ -358,15 +369,14 @@ absl::Status WriterServiceImpl::Flush(const ChannelRef& ch, bool wait,
   Notify(ch, target);
   if (!wait) return absl::OkStatus();
   std::unique_lock<std::mutex> lock(mu_);
-  bool done = done_cv_.wait_for(lock, timeout, [&] {
-    return stopping_ || channels_[ch].cursor >= target;
-  });
+  bool done =
+      done_cv_.wait_for(lock, timeout, [&] { return stopping_ || channels_[ch].cursor >= target; });
   if (channels_[ch].cursor >= target) return absl::OkStatus();
   if (stopping_) return absl::UnavailableError("the Writer is stopping");
   (void)done;
-  return absl::DeadlineExceededError(absl::StrCat(
-      "flush of '", ch.channel, "' not finished within ", timeout.count(), " ms (cursor ",
-      channels_[ch].cursor, " of ", target, ")"));
+  return absl::DeadlineExceededError(
+      absl::StrCat("flush of '", ch.channel, "' not finished within ", timeout.count(),
+                   " ms (cursor ", channels_[ch].cursor, " of ", target, ")"));
 }
 
 void WriterServiceImpl::WorkerLoop() {
@@ -445,13 +455,17 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
   while (!stopping()) {
     absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
     if (!state.ok()) {
-      LOG_ERROR("writer state unreadable").Str("channel", ch.channel).Str("error", state.status().message());
+      LOG_ERROR("writer state unreadable")
+          .Str("channel", ch.channel)
+          .Str("error", state.status().message());
       return;
     }
     Applied(ch, state->cursor_seq);
     absl::StatusOr<std::optional<Segment>> seg = NextSegment(store_, ch, *state, options_.window);
     if (!seg.ok()) {
-      LOG_ERROR("segmenting failed").Str("channel", ch.channel).Str("error", seg.status().message());
+      LOG_ERROR("segmenting failed")
+          .Str("channel", ch.channel)
+          .Str("error", seg.status().message());
       return;
     }
     if (!seg->has_value()) break;
@@ -560,8 +574,8 @@ std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& c
     if (tokens + cost > share * static_cast<double>(options_.head_token_budget)) continue;
     tokens += cost;
     const storage::Record& r = *x.r;
-    out.push_back(WriterHead{r.record_id, r.layer, r.owner, r.source, r.utype, r.content,
-                             r.valid_at_ms});
+    out.push_back(
+        WriterHead{r.record_id, r.layer, r.owner, r.source, r.utype, r.content, r.valid_at_ms});
   }
   return out;
 }
@@ -596,8 +610,9 @@ nlohmann::json ActionJson(const WriterAction& a) {
     case WriterAction::Type::kUpdate:
       return {{"action", "UPDATE"}, {"entry_id", a.entry_id}, {"content", a.content}};
     case WriterAction::Type::kAdd:
-      return {{"action", "ADD"},     {"owner", a.owner},          {"source", a.source},
-              {"layer", PaperLayerName(a.layer)}, {"utype", a.utype}, {"content", a.content}};
+      return {{"action", "ADD"},    {"owner", a.owner},
+              {"source", a.source}, {"layer", PaperLayerName(a.layer)},
+              {"utype", a.utype},   {"content", a.content}};
     default:
       return {{"action", a.type_name}, {"content", a.content}};
   }
@@ -671,41 +686,42 @@ std::string WriterServiceImpl::TransitionJson(const ChannelRef& ch, const Segmen
                      r.reason != "unchanged_update" && r.reason != "over_budget";
   }
   const size_t attempted = trace.actions.size();
-  nlohmann::json t = {
-      {"session_id", seg.messages.front().session},
-      {"ts", IsoTime(seg.messages.front().timestamp_ms)},
-      {"messages", msgs},
-      {"pre_state_text", pre_text},
-      {"actions", actions},
-      {"target_text", trace.raw_text},
-      {"report",
-       {{"json_valid", trace.json_valid},
-        {"attempted", attempted},
-        {"applied", report.accepted.size()},
-        {"noop", report.noops},
-        {"errors", errors},
-        {"created_ids", created},
-        {"updated_from", updated_from},
-        {"schema_valid_actions", attempted - std::min(attempted, schema_errors)},
-        {"valid", trace.json_valid && report.rejected.empty()}}},
-      {"pre_state",
-       {{"entries", pre_entries}, {"heads", pre_heads}, {"update_edges", nlohmann::json::array()},
-        {"roster", roster}}},
-      {"post_state",
-       {{"entries", post_entries}, {"heads", post_heads}, {"update_edges", edges},
-        {"roster", roster}}},
-      {"segment_first_seq", seg.first_seq()},
-      {"segment_last_seq", seg.last_seq()},
-      {"metadata", {{"captured_ms", clock_->NowMs()}}}};
+  nlohmann::json t = {{"session_id", seg.messages.front().session},
+                      {"ts", IsoTime(seg.messages.front().timestamp_ms)},
+                      {"messages", msgs},
+                      {"pre_state_text", pre_text},
+                      {"actions", actions},
+                      {"target_text", trace.raw_text},
+                      {"report",
+                       {{"json_valid", trace.json_valid},
+                        {"attempted", attempted},
+                        {"applied", report.accepted.size()},
+                        {"noop", report.noops},
+                        {"errors", errors},
+                        {"created_ids", created},
+                        {"updated_from", updated_from},
+                        {"schema_valid_actions", attempted - std::min(attempted, schema_errors)},
+                        {"valid", trace.json_valid && report.rejected.empty()}}},
+                      {"pre_state",
+                       {{"entries", pre_entries},
+                        {"heads", pre_heads},
+                        {"update_edges", nlohmann::json::array()},
+                        {"roster", roster}}},
+                      {"post_state",
+                       {{"entries", post_entries},
+                        {"heads", post_heads},
+                        {"update_edges", edges},
+                        {"roster", roster}}},
+                      {"segment_first_seq", seg.first_seq()},
+                      {"segment_last_seq", seg.last_seq()},
+                      {"metadata", {{"captured_ms", clock_->NowMs()}}}};
   return t.dump();
 }
 
 absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store,
-                                                           const ChannelRef& ch,
-                                                           const Segment& seg,
+                                                           const ChannelRef& ch, const Segment& seg,
                                                            ValidationContext* ctx,
-                                                           uint32_t* attempts,
-                                                           DeriveTrace* trace) {
+                                                           uint32_t* attempts, DeriveTrace* trace) {
   absl::StatusOr<std::vector<storage::RosterEntry>> roster = store->GetRoster(ch);
   if (!roster.ok()) return roster.status();
   for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
@@ -808,9 +824,9 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
     apply.new_cursor = seg.last_seq();
     apply.next_record = state.next_record;
     apply.park = true;
-    apply.parked = storage::ParkedSegment{seg.first_seq(), seg.last_seq(),
-                                          std::string(report.status().message()), attempts,
-                                          clock_->NowMs()};
+    apply.parked =
+        storage::ParkedSegment{seg.first_seq(), seg.last_seq(),
+                               std::string(report.status().message()), attempts, clock_->NowMs()};
     outcome = "parked";
   }
   absl::Status s = store->ApplySegment(ch, apply);
@@ -842,7 +858,8 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
     metrics_.Action("noop", static_cast<double>(report->noops));
     for (const auto& r : report->rejected) metrics_.Rejected(r.reason);
     if (outcome == "all_rejected") {
-      LOG_WARN("writer segment: every action rejected").Str("channel", ch.channel)
+      LOG_WARN("writer segment: every action rejected")
+          .Str("channel", ch.channel)
           .Int("first_seq", static_cast<int64_t>(seg.first_seq()))
           .Str("first_reason", report->rejected.front().reason);
     }
@@ -899,8 +916,8 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
 }
 
 absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
-                                                          const std::string& record_id,
-                                                          const std::string& content) {
+                                                           const std::string& record_id,
+                                                           const std::string& content) {
   std::string text(absl::StripAsciiWhitespace(content));
   if (text.empty()) return absl::InvalidArgumentError("content: must not be empty");
   {
@@ -920,8 +937,8 @@ absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
     absl::StatusOr<storage::Record> old = store_->GetRecord(ch, record_id);
     if (!old.ok()) return old.status();
     if (!old->active()) {
-      return absl::FailedPreconditionError(absl::StrCat("record ", record_id,
-                                                        " is superseded by ", old->superseded_by,
+      return absl::FailedPreconditionError(absl::StrCat("record ", record_id, " is superseded by ",
+                                                        old->superseded_by,
                                                         "; correct the current head"));
     }
     storage::Record r;
@@ -1068,9 +1085,9 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
   };
   std::string base = options_.scratch_dir.empty() ? std::filesystem::temp_directory_path().string()
                                                   : options_.scratch_dir;
-  std::string dir = absl::StrCat(base, "/speakermem-rederive-",
-                                 std::hash<std::string>()(ch.tenant + '\0' + ch.channel), "-",
-                                 clock_->NowMs());
+  std::string dir =
+      absl::StrCat(base, "/speakermem-rederive-",
+                   std::hash<std::string>()(ch.tenant + '\0' + ch.channel), "-", clock_->NowMs());
   absl::StatusOr<storage::WriterState> result = RederiveIn(ch, *info, dir, deadline);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
@@ -1088,7 +1105,7 @@ std::unique_ptr<WriterService> WriterService::Create(storage::Store* store,
 }
 
 absl::Status WriterServiceImpl::Exclusive(const ChannelRef& ch, std::chrono::milliseconds timeout,
-                                         const std::function<absl::Status()>& fn, bool forget) {
+                                          const std::function<absl::Status()>& fn, bool forget) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   {
     std::unique_lock<std::mutex> lock(mu_);

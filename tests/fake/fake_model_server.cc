@@ -35,15 +35,24 @@ bool SendAll(int fd, const std::string& data) {
 
 const char* Reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -245,7 +254,8 @@ std::string FakeModelServer::ChatBody(const std::string& content, const std::str
              {{{"index", 0},
                {"message", {{"role", "assistant"}, {"content", content}}},
                {"finish_reason", finish_reason}}}}};
-  if (with_usage) j["usage"] = {{"prompt_tokens", 11}, {"completion_tokens", 7}, {"total_tokens", 18}};
+  if (with_usage)
+    j["usage"] = {{"prompt_tokens", 11}, {"completion_tokens", 7}, {"total_tokens", 18}};
   return j.dump();
 }
 
@@ -254,7 +264,8 @@ std::string FakeModelServer::EmbeddingsBody(const std::vector<std::vector<float>
   for (size_t i = 0; i < vectors.size(); ++i) {
     data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", vectors[i]}});
   }
-  return json{{"object", "list"}, {"data", data}, {"usage", {{"prompt_tokens", 5}, {"total_tokens", 5}}}}
+  return json{
+      {"object", "list"}, {"data", data}, {"usage", {{"prompt_tokens", 5}, {"total_tokens", 5}}}}
       .dump();
 }
 

@@ -22,14 +22,14 @@ struct FakeReply {
   int status = 200;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  int delay_ms = 0;     // before answering
-  bool drop = false;    // close the connection without answering
+  int delay_ms = 0;   // before answering
+  bool drop = false;  // close the connection without answering
 };
 
 struct FakeRequest {
   std::string method;
   std::string path;
-  std::string stage;  // X-SpeakerMem-Stage
+  std::string stage;                           // X-SpeakerMem-Stage
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
 };
@@ -79,11 +79,11 @@ class FakeModelServer {
   std::atomic<int> max_in_flight_{0};
 
   mutable std::mutex mu_;
-  std::vector<std::thread> workers_;                        // guarded by mu_
-  std::vector<int> conns_;                                  // guarded by mu_
-  std::map<std::string, std::deque<FakeReply>> queued_;     // guarded by mu_
-  std::function<FakeReply(const FakeRequest&)> default_;    // guarded by mu_
-  std::vector<FakeRequest> seen_;                           // guarded by mu_
+  std::vector<std::thread> workers_;                      // guarded by mu_
+  std::vector<int> conns_;                                // guarded by mu_
+  std::map<std::string, std::deque<FakeReply>> queued_;   // guarded by mu_
+  std::function<FakeReply(const FakeRequest&)> default_;  // guarded by mu_
+  std::vector<FakeRequest> seen_;                         // guarded by mu_
 };
 
 }  // namespace speakermem::testing

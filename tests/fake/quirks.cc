@@ -114,8 +114,9 @@ std::function<FakeReply(const FakeRequest&)> QuirkyHandler(
       json body = json::parse(req.body, nullptr, false);
       if (body.is_object() && body.contains("response_format") &&
           body["response_format"].value("type", "") == "json_schema") {
-        return FakeReply{422, R"({"detail":[{"loc":["body","response_format"],)"
-                              R"("msg":"Extra inputs are not permitted","type":"extra_forbidden"}]})"};
+        return FakeReply{422,
+                         R"({"detail":[{"loc":["body","response_format"],)"
+                         R"("msg":"Extra inputs are not permitted","type":"extra_forbidden"}]})"};
       }
     }
     std::string content = clean(req);

@@ -42,8 +42,11 @@ std::string StandardContent(const FakeRequest& req) {
       int n = 0;
       while (words >> w) ++n;
       if (n < 8) continue;
-      actions.push_back({{"action", "ADD"}, {"owner", m.speaker}, {"source", m.speaker},
-                         {"layer", "per_speaker_core"}, {"utype", "fact"},
+      actions.push_back({{"action", "ADD"},
+                         {"owner", m.speaker},
+                         {"source", m.speaker},
+                         {"layer", "per_speaker_core"},
+                         {"utype", "fact"},
                          {"content", m.speaker + " said: " + m.text.substr(0, 120)},
                          {"entry_id", ""}});
     }
@@ -78,12 +81,14 @@ FakeReply StandardReply(const FakeRequest& req) {
   }
   std::string content = StandardContent(req);
   json reply = {{"object", "chat.completion"},
-                {"choices", {{{"index", 0},
-                              {"message", {{"role", "assistant"}, {"content", content}}},
-                              {"finish_reason", "stop"}}}},
-                {"usage", {{"prompt_tokens", (chars + 3) / 4},
-                           {"completion_tokens", (content.size() + 3) / 4},
-                           {"total_tokens", (chars + 3) / 4 + (content.size() + 3) / 4}}}};
+                {"choices",
+                 {{{"index", 0},
+                   {"message", {{"role", "assistant"}, {"content", content}}},
+                   {"finish_reason", "stop"}}}},
+                {"usage",
+                 {{"prompt_tokens", (chars + 3) / 4},
+                  {"completion_tokens", (content.size() + 3) / 4},
+                  {"total_tokens", (chars + 3) / 4 + (content.size() + 3) / 4}}}};
   return {200, reply.dump()};
 }
 

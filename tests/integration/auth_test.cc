@@ -1,13 +1,14 @@
 // Auth and tenancy through the real server: every RPC needs a key, tenants
 // never see, count or touch each other's data, admin RPCs need an admin key,
 // and TLS for gRPC and the metrics port.
+#include "server/auth.h"
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
-#include "server/auth.h"
 #include "tests/integration/test_server.h"
 
 namespace speakermem {
@@ -108,7 +109,8 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     out.push_back(c->Rederive(rd).status());
     out.push_back(c->ListTransitions(lt).status());
     out.push_back(c->ScoreWriterActions(sw).status());
-    out.push_back(c->IngestStream("plans", {Batch("plans", "Mallory", 1).messages(0)}, {}, nullptr));
+    out.push_back(
+        c->IngestStream("plans", {Batch("plans", "Mallory", 1).messages(0)}, {}, nullptr));
     v1::DeleteMessagesRequest dm;
     dm.set_channel("plans");
     dm.add_message_ids("Alice0");
@@ -125,7 +127,8 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     v1::DeleteChannelRequest dc;
     dc.set_channel("plans");
     out.push_back(c->DeleteChannel(dc).status());
-    out.push_back(c->ExportChannel("plans", [](const v1::ChannelItem&) { return absl::OkStatus(); }));
+    out.push_back(
+        c->ExportChannel("plans", [](const v1::ChannelItem&) { return absl::OkStatus(); }));
     v1::ChannelItem header;
     header.mutable_header()->set_channel("imported");
     header.mutable_header()->set_format_version(1);
@@ -200,15 +203,16 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     auto fsr = globex->ForgetSpeaker(fs);
     REQUIRE_OK(fsr);
     CHECK(fsr->counts().messages_deleted() == 0);
-    CHECK(globex->ExportChannel("acme-only", [](const v1::ChannelItem&) {
-                    return absl::OkStatus();
-                  }).code() == absl::StatusCode::kNotFound);
+    CHECK(
+        globex->ExportChannel("acme-only", [](const v1::ChannelItem&) { return absl::OkStatus(); })
+            .code() == absl::StatusCode::kNotFound);
     v1::BackupRequest backup;
     backup.set_name("by-globex");
     CHECK(globex->Backup(backup).status().code() == absl::StatusCode::kPermissionDenied);
     CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
     CHECK(testing::AllMessages(acme.get(), "acme-only").size() == 2);
-    CHECK(testing::AllMessages(acme.get(), "plans")[1].text().find("hijacked") == std::string::npos);
+    CHECK(testing::AllMessages(acme.get(), "plans")[1].text().find("hijacked") ==
+          std::string::npos);
     // The admin key of acme can run acme's admin RPCs.
     REQUIRE_OK(admin->CorrectRecord(cr));
   }
@@ -216,9 +220,10 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
 
 // A self-signed certificate for 127.0.0.1 made with the openssl tool.
 bool MakeCert(const testing::TempDir& dir) {
-  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
-                    "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
-                    dir.Sub("key.pem") + " -out " + dir.Sub("cert.pem") + " >/dev/null 2>&1";
+  std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
+      "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+      dir.Sub("key.pem") + " -out " + dir.Sub("cert.pem") + " >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
 }
 
@@ -255,8 +260,8 @@ TEST_CASE("TLS on gRPC and the metrics port", "[auth][tls]") {
                      " https://127.0.0.1:" + std::to_string(mport) + "/metrics -o " + out;
   REQUIRE(std::system(curl.c_str()) == 0);
   CHECK(Slurp(out).find("speakermem_ingested_messages_total") != std::string::npos);
-  std::string insecure = "curl -s --max-time 5 http://127.0.0.1:" + std::to_string(mport) +
-                         "/metrics -o /dev/null";
+  std::string insecure =
+      "curl -s --max-time 5 http://127.0.0.1:" + std::to_string(mport) + "/metrics -o /dev/null";
   CHECK(std::system(insecure.c_str()) != 0);
 }
 
@@ -266,8 +271,7 @@ TEST_CASE("TLS on gRPC and the metrics port", "[auth][tls]") {
 namespace speakermem {
 namespace {
 
-TEST_CASE("per-tenant limits answer RESOURCE_EXHAUSTED and quotas follow deletions",
-          "[limits]") {
+TEST_CASE("per-tenant limits answer RESOURCE_EXHAUSTED and quotas follow deletions", "[limits]") {
   testing::TempDir keys_dir;
   auto configure = WithKeys(keys_dir.Sub("keys"));
   TestServer ts([&](server::ServerConfig* c) {

@@ -7,14 +7,13 @@
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
-
-#include "common/net.h"
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "common/net.h"
 #include "tests/integration/daemon.h"
 
 namespace speakermem {
@@ -57,8 +56,8 @@ class Nginx {
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
       std::freopen((dir + "/stderr.log").c_str(), "w", stderr);
-      execl(binary.c_str(), binary.c_str(), "-c", (dir + "/nginx.conf").c_str(), "-p",
-            dir.c_str(), "-e", (dir + "/error.log").c_str(), static_cast<char*>(nullptr));
+      execl(binary.c_str(), binary.c_str(), "-c", (dir + "/nginx.conf").c_str(), "-p", dir.c_str(),
+            "-e", (dir + "/error.log").c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     // Until it accepts connections.
@@ -99,7 +98,8 @@ class Nginx {
 v1::IngestRequest Lines(const std::string& channel) {
   v1::IngestRequest req;
   req.set_channel(channel);
-  const char* text[] = {"I booked the venue in Lisbon for " , "The budget for ", "Bring the projector to "};
+  const char* text[] = {"I booked the venue in Lisbon for ", "The budget for ",
+                        "Bring the projector to "};
   for (int i = 0; i < 3; ++i) {
     auto* m = req.add_messages();
     m->set_message_id(channel + "-" + std::to_string(i));
@@ -139,7 +139,8 @@ TEST_CASE("three shards behind nginx: placement by channel, same answers, isolat
           "[cluster]") {
   const std::string nginx = FindNginx();
   if (nginx.empty()) {
-    if (testing::InCi()) FAIL("nginx is not installed (deploy/install-deps.sh installs nginx-light)");
+    if (testing::InCi())
+      FAIL("nginx is not installed (deploy/install-deps.sh installs nginx-light)");
     WARN("nginx not installed; skipping the cluster test");
     return;
   }

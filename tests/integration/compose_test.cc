@@ -51,10 +51,13 @@ struct Team {
       c->memory.writer.idle_flush_ms = 0;
     });
     fake.Enqueue("writer", FakeReply{200, Actions({
-        Add("p_alice", "p_alice", "per_speaker_core", "Alice prefers the beach venue in Lisbon"),
-        Add("p_bob", "p_bob", "per_speaker_core", "Bob thinks the venue is too expensive"),
-        Add("GROUP", "p_alice", "group_interaction", "The group decided the venue is in Lisbon"),
-    })});
+                                              Add("p_alice", "p_alice", "per_speaker_core",
+                                                  "Alice prefers the beach venue in Lisbon"),
+                                              Add("p_bob", "p_bob", "per_speaker_core",
+                                                  "Bob thinks the venue is too expensive"),
+                                              Add("GROUP", "p_alice", "group_interaction",
+                                                  "The group decided the venue is in Lisbon"),
+                                          })});
     Say(ts->client(),
         {{{"Alice", "p_alice", "I prefer the beach venue in Lisbon"}},
          {{"Bob", "p_bob", "The venue is too expensive for me"}},
@@ -71,8 +74,11 @@ struct Team {
       if (r.content().find("beach venue") != std::string::npos) lisbon = r.record_id();
     }
     REQUIRE_FALSE(lisbon.empty());
-    fake.Enqueue("writer", FakeReply{200, Actions({{{"action", "UPDATE"}, {"entry_id", lisbon},
-                                                     {"content", "Alice now prefers the mountain venue in Porto"}}})});
+    fake.Enqueue(
+        "writer",
+        FakeReply{200, Actions({{{"action", "UPDATE"},
+                                 {"entry_id", lisbon},
+                                 {"content", "Alice now prefers the mountain venue in Porto"}}})});
     Say(ts->client(), {{{"Alice", "p_alice", "Actually I prefer the mountain venue in Porto now"}}},
         10, "s2");
     FlushWait(ts->client(), "team");
@@ -126,7 +132,8 @@ TEST_CASE("the answerer sees the composed pack: names, (none), GROUP, a chain in
   REQUIRE(group != std::string::npos);
   const size_t decided = pack.find("The group decided the venue is in Lisbon");
   REQUIRE(decided != std::string::npos);
-  const std::string group_line = pack.substr(pack.rfind('\n', decided) + 1, decided - pack.rfind('\n', decided) - 1);
+  const std::string group_line =
+      pack.substr(pack.rfind('\n', decided) + 1, decided - pack.rfind('\n', decided) - 1);
   CHECK(group_line.find("GROUP CONCLUSION") != std::string::npos);
   CHECK(group_line.find("proposed by Alice") != std::string::npos);
   // Full tense: Alice's chain, the superseded Lisbon node before the

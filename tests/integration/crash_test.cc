@@ -106,8 +106,11 @@ namespace {
 testing::FakeReply TaggedEchoWriter(const testing::FakeRequest& req, int call) {
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& m : testing::WriterPromptMessages(req)) {
-    actions.push_back({{"action", "ADD"}, {"owner", m.speaker}, {"source", m.speaker},
-                       {"layer", "per_speaker_core"}, {"utype", "fact"},
+    actions.push_back({{"action", "ADD"},
+                       {"owner", m.speaker},
+                       {"source", m.speaker},
+                       {"layer", "per_speaker_core"},
+                       {"utype", "fact"},
                        {"content", m.text + " call " + std::to_string(call)}});
   }
   return testing::FakeReply{
@@ -149,9 +152,10 @@ TEST_CASE("kill -9 while segments are being written loses none and applies none 
     return reply;
   });
   TempDir dir;
-  Daemon d(dir.path(), {"--model.writer.provider=openai", "--model.writer.base_url=" + fake.base_url(),
-                        "--model.writer.max_retries=0", "--writer.workers=2",
-                        "--writer.window=10", "--writer.idle_flush_ms=0"});
+  Daemon d(dir.path(),
+           {"--model.writer.provider=openai", "--model.writer.base_url=" + fake.base_url(),
+            "--model.writer.max_retries=0", "--writer.workers=2", "--writer.window=10",
+            "--writer.idle_flush_ms=0"});
   d.Start();
   for (int c = 0; c < kChannels; ++c) {
     REQUIRE_OK(d.client()->Ingest(ChannelBatch(absl::StrCat("ch", c), kPer)));
@@ -169,10 +173,10 @@ TEST_CASE("kill -9 while segments are being written loses none and applies none 
   }
   const int in_flight_at_kill = fake.in_flight();
   d.Kill(SIGKILL);
-  INFO("records before the kill: " << derived_before << ", model calls in flight: "
-                                   << in_flight_at_kill);
-  CHECK(in_flight_at_kill > 0);                   // model calls were in flight
-  CHECK(derived_before < kChannels * kPer);       // segments were pending
+  INFO("records before the kill: " << derived_before
+                                   << ", model calls in flight: " << in_flight_at_kill);
+  CHECK(in_flight_at_kill > 0);              // model calls were in flight
+  CHECK(derived_before < kChannels * kPer);  // segments were pending
 
   delay_ms = 0;
   d.Start();
@@ -219,9 +223,10 @@ TEST_CASE("20 SIGKILLs at random moments of ingest and Writer activity lose and 
     return reply;
   });
   TempDir dir;
-  Daemon d(dir.path(), {"--model.writer.provider=openai", "--model.writer.base_url=" + fake.base_url(),
-                        "--model.writer.max_retries=0", "--writer.workers=2",
-                        "--writer.window=10", "--writer.idle_flush_ms=0"});
+  Daemon d(dir.path(),
+           {"--model.writer.provider=openai", "--model.writer.base_url=" + fake.base_url(),
+            "--model.writer.max_retries=0", "--writer.workers=2", "--writer.window=10",
+            "--writer.idle_flush_ms=0"});
   std::set<std::string> acked;  // message ids whose Ingest was acknowledged
   int next = 0, kills_with_model_calls_in_flight = 0, kills_mid_ingest = 0;
   for (int round = 0; round < kKills; ++round) {
@@ -290,9 +295,8 @@ TEST_CASE("20 SIGKILLs at random moments of ingest and Writer activity lose and 
     ingest.join();
     queries.join();
   }
-  INFO("kills with Writer model calls in flight: " << kills_with_model_calls_in_flight
-                                                   << ", with RPCs in flight: "
-                                                   << kills_mid_ingest);
+  INFO("kills with Writer model calls in flight: "
+       << kills_with_model_calls_in_flight << ", with RPCs in flight: " << kills_mid_ingest);
   CHECK(kills_with_model_calls_in_flight >= 5);
   CHECK(kills_mid_ingest >= 5);
   WARN("20 kills: " << kills_with_model_calls_in_flight << " with model calls in flight, "

@@ -39,9 +39,9 @@ class Daemon {
       std::string log = dir_ + "/speakermemd.log";
       FILE* f = std::freopen(log.c_str(), "a", stderr);
       (void)f;
-      std::vector<std::string> args = {SPEAKERMEMD_PATH, "--data-dir", dir_ + "/data",
-                                        "--listen", "127.0.0.1:0", "--metrics-listen", "",
-                                        "--port-file", port_file};
+      std::vector<std::string> args = {
+          SPEAKERMEMD_PATH,   "--data-dir", dir_ + "/data", "--listen", "127.0.0.1:0",
+          "--metrics-listen", "",           "--port-file",  port_file};
       args.insert(args.end(), extra_.begin(), extra_.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());

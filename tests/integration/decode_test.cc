@@ -2,12 +2,12 @@
 // refused with INVALID_ARGUMENT naming the request or the field (never
 // UNIMPLEMENTED), on unary and streaming methods alike, and the log stays
 // one JSON object per line.
-#include <catch2/catch.hpp>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -51,7 +51,8 @@ class OneMessageCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, gr
     if (response_.Dump(&slices).ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       last_response_.clear();
-      for (const auto& sl : slices) last_response_.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+      for (const auto& sl : slices)
+        last_response_.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
     }
     StartRead(&response_);
   }
@@ -91,7 +92,8 @@ const pb::ServiceDescriptor& Service() {
 }
 
 std::unique_ptr<pb::Message> New(const pb::Descriptor* d) {
-  return std::unique_ptr<pb::Message>(pb::MessageFactory::generated_factory()->GetPrototype(d)->New());
+  return std::unique_ptr<pb::Message>(
+      pb::MessageFactory::generated_factory()->GetPrototype(d)->New());
 }
 
 // Every line written to the log while alive.
@@ -164,9 +166,8 @@ TEST_CASE("every RPC refuses bytes that do not decode with INVALID_ARGUMENT nami
       for (char& c : noise) c = static_cast<char>(rng());
     } while (New(m.input_type())->ParseFromString(noise));
     const std::vector<std::string> inputs = {
-        noise,
-        std::string("\x0a\xff\xff\xff\xff\x07", 6) + "abc",  // a length of 2^31-1
-        std::string("\x08\xff\xff", 3),                        // a cut varint
+        noise, std::string("\x0a\xff\xff\xff\xff\x07", 6) + "abc",  // a length of 2^31-1
+        std::string("\x08\xff\xff", 3),                             // a cut varint
     };
     for (const auto& bytes : inputs) {
       OneMessageCall call(&stub, Path(m), bytes);

@@ -17,13 +17,13 @@ using testing::AllRecords;
 using testing::Say;
 using testing::TestServer;
 
-
 // A chat where Bob alone says "zeppelin" and "quokka".
 std::vector<std::pair<std::string, std::string>> Chat() {
   std::vector<std::pair<std::string, std::string>> out;
   for (int i = 0; i < 10; ++i) {
     out.push_back({"Alice", "I prefer the beach venue in Lisbon, round " + std::to_string(i)});
-    out.push_back({"Bob", "I think the zeppelin tour with my quokka is best, round " + std::to_string(i)});
+    out.push_back(
+        {"Bob", "I think the zeppelin tour with my quokka is best, round " + std::to_string(i)});
     out.push_back({"Carol", "We decided to book the Lisbon venue, round " + std::to_string(i)});
   }
   out.push_back({"Alice", "I will ask Bob about the budget"});
@@ -73,7 +73,8 @@ TEST_CASE("ForgetSpeaker removes every word of the speaker everywhere, durably",
   Say(c, "team", Chat(), 0);
   testing::FlushWait(c, "team");
   bool bob_records = false;
-  for (const auto& r : AllRecords(c, "team")) bob_records |= r.owner() == "Bob" || r.source() == "Bob";
+  for (const auto& r : AllRecords(c, "team"))
+    bob_records |= r.owner() == "Bob" || r.source() == "Bob";
   REQUIRE(bob_records);
   REQUIRE(OnDisk(ts.data_dir(), "zeppelin"));
 
@@ -218,7 +219,8 @@ TEST_CASE("EditMessage changes System 1, its indexes, and marks the records citi
   auto msgs = testing::AllMessages(c, "e");
   CHECK(msgs[1].text() == "I think the submarine tour is best");
   for (const auto& rec : AllRecords(c, "e")) {
-    bool cites = std::find(rec.from_ids().begin(), rec.from_ids().end(), "m1") != rec.from_ids().end();
+    bool cites =
+        std::find(rec.from_ids().begin(), rec.from_ids().end(), "m1") != rec.from_ids().end();
     if (cites) CHECK(rec.support_changed());
   }
   v1::QueryRequest q;

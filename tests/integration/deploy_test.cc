@@ -3,15 +3,13 @@
 // server and answers a query for the ingest counter. The Prometheus test
 // skips with a message only where prometheus is not installed (fails under
 // CI=true).
-#include <catch2/catch.hpp>
-
-#include "common/net.h"
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/net.h"
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/integration/test_server.h"
@@ -86,8 +85,8 @@ TEST_CASE("every metric the Grafana dashboard queries exists on /metrics", "[dep
     if (line.empty() || line[0] == '#') continue;
     exposed.insert(line.substr(0, line.find_first_of("{ ")));
   }
-  nlohmann::json dash =
-      nlohmann::json::parse(Slurp(SPEAKERMEM_SOURCE_DIR "/deploy/grafana/dashboards/speakermem.json"));
+  nlohmann::json dash = nlohmann::json::parse(
+      Slurp(SPEAKERMEM_SOURCE_DIR "/deploy/grafana/dashboards/speakermem.json"));
   std::set<std::string> queried;
   const std::regex metric("speakermem_[a-z0-9_]+");
   for (const auto& panel : dash["panels"]) {

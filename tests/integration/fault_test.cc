@@ -1,8 +1,8 @@
 // A model endpoint failing 30% of calls (timeouts, HTTP 500s, dropped
 // connections, malformed JSON): ingest never fails, every segment is written
 // or parked with its reason, and the server stays up.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <mutex>
 #include <random>
@@ -46,7 +46,8 @@ TEST_CASE("with 30% of model calls failing, ingest succeeds and every segment is
         }
         default:
           ++faults["malformed json"];
-          return FakeReply{200, FakeModelServer::ChatBody("{\"actions\": [ {\"action\": \"ADD\", ")};
+          return FakeReply{200,
+                           FakeModelServer::ChatBody("{\"actions\": [ {\"action\": \"ADD\", ")};
       }
     }
     // A valid answer: one ADD for the first message line of the segment.
@@ -54,9 +55,9 @@ TEST_CASE("with 30% of model calls failing, ingest succeeds and every segment is
     std::string user = body["messages"][1]["content"].get<std::string>();
     size_t at = user.find("New messages:\n");
     std::string line = user.substr(at + 14, user.find('\n', at + 14) - at - 14);
-    nlohmann::json add = {{"action", "ADD"},       {"owner", "Alice"}, {"source", "Alice"},
-                          {"layer", "per_speaker_core"}, {"utype", "fact"},
-                          {"content", "Alice noted " + line.substr(0, 40)}};
+    nlohmann::json add = {{"action", "ADD"},   {"owner", "Alice"},
+                          {"source", "Alice"}, {"layer", "per_speaker_core"},
+                          {"utype", "fact"},   {"content", "Alice noted " + line.substr(0, 40)}};
     return FakeReply{200, FakeModelServer::ChatBody(nlohmann::json{{"actions", {add}}}.dump())};
   });
   std::string url = fake.base_url();

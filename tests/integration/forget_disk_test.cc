@@ -3,7 +3,6 @@
 // a store written with speaker names in its keys (format 1) is migrated
 // when opened.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -32,7 +31,6 @@ std::vector<std::string> FilesHolding(const std::string& dir, const std::string&
   }
   return out;
 }
-
 
 void Forget(client::Client* c, const std::string& channel, const std::string& speaker) {
   v1::ForgetSpeakerRequest f;
@@ -84,8 +82,8 @@ TEST_CASE("a store written with speaker names in its keys is migrated when opene
   testing::TempDir dir;
   const std::string data = dir.Sub("data");
   std::filesystem::create_directories(data);
-  const std::string tar = absl::StrCat("tar -xzf '", SPEAKERMEM_TESTDATA_DIR,
-                                       "/store_format1.tar.gz' -C '", data, "'");
+  const std::string tar =
+      absl::StrCat("tar -xzf '", SPEAKERMEM_TESTDATA_DIR, "/store_format1.tar.gz' -C '", data, "'");
   REQUIRE(std::system(tar.c_str()) == 0);
   REQUIRE(!FilesHolding(data, "Zephyrine").empty());
   TestServer ts([&](server::ServerConfig* c) {

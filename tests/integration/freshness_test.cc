@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/datasets.h"
-#include "server/convert.h"
 #include "nlohmann/json.hpp"
+#include "server/convert.h"
 #include "tests/fake/fake_model_server.h"
 #include "tests/integration/test_server.h"
 
@@ -58,8 +58,7 @@ v1::QueryRequest Where() {
   return q;
 }
 
-TEST_CASE("a change not yet derived outranks the record of the old decision",
-          "[freshness]") {
+TEST_CASE("a change not yet derived outranks the record of the old decision", "[freshness]") {
   TestServer ts([](server::ServerConfig* c) { c->memory.writer.idle_flush_ms = 600000; });
   DecisionThenChange(&ts);
   auto r = ts.client()->Query(Where());

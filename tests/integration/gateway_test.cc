@@ -145,10 +145,10 @@ TEST_CASE("400, 401, 403 and 404 are not retried", "[gateway][retry]") {
     int status;
     absl::StatusCode code;
   };
-  for (Case k : {Case{400, absl::StatusCode::kInvalidArgument},
-                 Case{401, absl::StatusCode::kUnauthenticated},
-                 Case{403, absl::StatusCode::kPermissionDenied},
-                 Case{404, absl::StatusCode::kNotFound}}) {
+  for (Case k :
+       {Case{400, absl::StatusCode::kInvalidArgument},
+        Case{401, absl::StatusCode::kUnauthenticated},
+        Case{403, absl::StatusCode::kPermissionDenied}, Case{404, absl::StatusCode::kNotFound}}) {
     INFO(k.status);
     FakeModelServer fake;
     fake.SetDefault([&](const testing::FakeRequest&) { return Status(k.status); });
@@ -341,9 +341,7 @@ llm::ModelsConfig AllOnFake(const FakeModelServer& fake, int max_retries = 0) {
   return m;
 }
 
-std::vector<retrieval::RosterMember> Roster() {
-  return {{"alice", {"Alice"}}, {"bob", {"Bob"}}};
-}
+std::vector<retrieval::RosterMember> Roster() { return {{"alice", {"Alice"}}, {"bob", {"Bob"}}}; }
 
 TEST_CASE("model Project parses prose-wrapped JSON and maps names to ids", "[gateway][stages]") {
   FakeModelServer fake;
@@ -368,8 +366,8 @@ TEST_CASE("model Project parses prose-wrapped JSON and maps names to ids", "[gat
 
 TEST_CASE("a truncated reply is reported as such, not parsed", "[gateway][stages]") {
   FakeModelServer fake;
-  fake.Enqueue("project", FakeReply{200, FakeModelServer::ChatBody("{\"rows\": [\"ALL\"]}",
-                                                                   "length")});
+  fake.Enqueue("project",
+               FakeReply{200, FakeModelServer::ChatBody("{\"rows\": [\"ALL\"]}", "length")});
   auto project = retrieval::NewModelProject(Client(Endpoint(fake)));
   auto p = project->Project({"q", "", Roster()}, nullptr);
   REQUIRE_CODE(p, absl::StatusCode::kOutOfRange);
@@ -432,9 +430,9 @@ TEST_CASE("model Select, Sufficiency and Answer parse their replies", "[gateway]
   FakeModelServer fake;
   fake.Enqueue("select", FakeReply{200, FakeModelServer::ChatBody(
                                             "{\"ranking\": [1, 7, 1], \"anchors\": [1, 0, 2]}")});
-  fake.Enqueue("sufficiency", FakeReply{200, FakeModelServer::ChatBody(
-                                                 "{\"sufficient\": false, \"search_term\": "
-                                                 "\"surf\"}")});
+  fake.Enqueue("sufficiency",
+               FakeReply{200, FakeModelServer::ChatBody("{\"sufficient\": false, \"search_term\": "
+                                                        "\"surf\"}")});
   fake.Enqueue("answer", FakeReply{200, FakeModelServer::ChatBody(
                                             "{\"answer\": \"Bob likes surfing.\", \"abstain\": "
                                             "false, \"cited\": [\"m1\"]}")});
@@ -447,7 +445,7 @@ TEST_CASE("model Select, Sufficiency and Answer parse their replies", "[gateway]
   auto sel = stages->select->Select({"q", p, cands, 1}, nullptr);
   REQUIRE_OK(sel);
   CHECK(sel->ranking == std::vector<size_t>{1, 0});  // duplicates and bad ids dropped
-  CHECK(sel->anchors == std::vector<size_t>{1});      // capped at max_anchors
+  CHECK(sel->anchors == std::vector<size_t>{1});     // capped at max_anchors
   auto suff = stages->sufficiency->Judge({"q", cands}, nullptr);
   REQUIRE_OK(suff);
   CHECK_FALSE(suff->sufficient);
@@ -485,12 +483,13 @@ namespace {
 TEST_CASE("the Judge stage gives verdicts and partial credit, and is absent when offline",
           "[gateway][judge]") {
   testing::FakeModelServer fake;
-  fake.Enqueue("judge", testing::FakeReply{200, testing::FakeModelServer::ChatBody(
-                                                    "{\"verdict\": \"yes\", \"reason\": \"same\"}")});
+  fake.Enqueue("judge",
+               testing::FakeReply{200, testing::FakeModelServer::ChatBody(
+                                           "{\"verdict\": \"yes\", \"reason\": \"same\"}")});
   fake.Enqueue("judge", testing::FakeReply{200, testing::FakeModelServer::ChatBody(
                                                     "{\"score\": 0.75, \"reason\": \"most\"}")});
-  fake.Enqueue("judge", testing::FakeReply{200, testing::FakeModelServer::ChatBody(
-                                                    "{\"verdict\": \"maybe\"}")});
+  fake.Enqueue("judge", testing::FakeReply{
+                            200, testing::FakeModelServer::ChatBody("{\"verdict\": \"maybe\"}")});
   llm::ModelsConfig m;
   m.defaults = Endpoint(fake);
   auto judge = eval::BuildJudge(m, nullptr, [](auto&) { return ""; });
@@ -532,9 +531,10 @@ std::pair<std::string, std::string> LastPrompts(const FakeModelServer& fake,
   return out;
 }
 
-TEST_CASE("Select shows clipped previews, a day only where it changes, and no anchors to "
-          "choose in the re-select",
-          "[gateway][stages][select]") {
+TEST_CASE(
+    "Select shows clipped previews, a day only where it changes, and no anchors to "
+    "choose in the re-select",
+    "[gateway][stages][select]") {
   FakeModelServer fake;
   fake.SetDefault([](const testing::FakeRequest&) {
     return FakeReply{200, FakeModelServer::ChatBody(R"({"ranking": [2, 0], "anchors": [2]})")};
@@ -544,9 +544,10 @@ TEST_CASE("Select shows clipped previews, a day only where it changes, and no an
   const std::string long_text =
       "We settled on Porto for the offsite because the flights are cheap and the venue has a "
       "garden for the barbecue";
-  std::vector<retrieval::Candidate> cands = {{"m1", "Bob", "bob", long_text, t0, 1.0},
-                                             {"m2", "Alice", "alice", "Porto it is", t0 + 60'000, 0.5},
-                                             {"m3", "Bob", "bob", "I like surfing", t0 + day, 0.2}};
+  std::vector<retrieval::Candidate> cands = {
+      {"m1", "Bob", "bob", long_text, t0, 1.0},
+      {"m2", "Alice", "alice", "Porto it is", t0 + 60'000, 0.5},
+      {"m3", "Bob", "bob", "I like surfing", t0 + day, 0.2}};
   retrieval::SelectInput in{"Where is the offsite?", {}, cands, 2};
   in.max_chars = 40;
   retrieval::StageCall call;

@@ -1,10 +1,10 @@
 // What an outside client may send or expect beyond the field checks: enum
 // numbers the contract does not define, blank and over-long questions,
 // deadlines, read-your-writes, reflection v1.
-#include <catch2/catch.hpp>
 #include <google/protobuf/descriptor.pb.h>
 #include <grpcpp/grpcpp.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
 #include <sstream>

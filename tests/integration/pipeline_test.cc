@@ -50,15 +50,23 @@ struct Scripted {
       REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
       c->memory.writer.idle_flush_ms = 0;
     });
-    fake.Enqueue("writer", FakeReply{200, Actions({
-        Add("Alice", "Alice", "per_speaker_core", "Alice prefers the beach venue in Lisbon"),
-        Add("Alice", "Alice", "per_speaker_core", "Alice likes surfing lessons at the venue"),
-        Add("Alice", "Alice", "per_speaker_core", "Alice runs the venue budget sheet"),
-        Add("Bob", "Bob", "per_speaker_core", "Bob thinks the venue is too expensive"),
-        Add("Bob", "Alice", "per_speaker_profile", "Alice believes Bob agreed to the venue"),
-        Add("Bob", "Alice", "per_speaker_profile", "Alice says Bob wants a cheaper venue"),
-        Add("GROUP", "Alice", "group_interaction", "The group decided the venue is in Lisbon"),
-    })});
+    fake.Enqueue(
+        "writer",
+        FakeReply{
+            200,
+            Actions({
+                Add("Alice", "Alice", "per_speaker_core",
+                    "Alice prefers the beach venue in Lisbon"),
+                Add("Alice", "Alice", "per_speaker_core",
+                    "Alice likes surfing lessons at the venue"),
+                Add("Alice", "Alice", "per_speaker_core", "Alice runs the venue budget sheet"),
+                Add("Bob", "Bob", "per_speaker_core", "Bob thinks the venue is too expensive"),
+                Add("Bob", "Alice", "per_speaker_profile",
+                    "Alice believes Bob agreed to the venue"),
+                Add("Bob", "Alice", "per_speaker_profile", "Alice says Bob wants a cheaper venue"),
+                Add("GROUP", "Alice", "group_interaction",
+                    "The group decided the venue is in Lisbon"),
+            })});
     Ingest(ts->client(), "p",
            {{"Alice", "I prefer the beach venue in Lisbon"},
             {"Bob", "The venue is too expensive for me"},
@@ -138,8 +146,7 @@ TEST_CASE("a roster member with no evidence is an explicit empty row", "[pipelin
   CHECK_FALSE(bob->empty());
 }
 
-TEST_CASE("a person without derived records falls back to their best message",
-          "[pipeline][rows]") {
+TEST_CASE("a person without derived records falls back to their best message", "[pipeline][rows]") {
   Scripted s;
   v1::QueryRequest q;
   q.set_channel("p");
@@ -193,8 +200,11 @@ TEST_CASE("head shows the current state, full the whole chain", "[pipeline][tens
   auto before = s.ts->client()->Retrieve(warm);
   REQUIRE_OK(before);
   REQUIRE(Row(*before, "Alice") != nullptr);
-  s.fake.Enqueue("writer", FakeReply{200, Actions({{{"action", "UPDATE"}, {"entry_id", beach},
-                                                     {"content", "Alice now prefers the mountain venue in Porto"}}})});
+  s.fake.Enqueue(
+      "writer",
+      FakeReply{200, Actions({{{"action", "UPDATE"},
+                               {"entry_id", beach},
+                               {"content", "Alice now prefers the mountain venue in Porto"}}})});
   Ingest(s.ts->client(), "p", {{"Alice", "Actually I prefer the mountain venue in Porto now"}}, 10,
          "s2");
   FlushWait(s.ts->client(), "p");
@@ -314,7 +324,8 @@ TEST_CASE("vector shards are saved at shutdown, loaded at start, and brought lev
   ts.Restart();  // clean shutdown saves the shard
   REQUIRE(std::filesystem::exists(shards));
   size_t files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(shards)) files += e.path().extension() == ".faiss";
+  for (const auto& e : std::filesystem::directory_iterator(shards))
+    files += e.path().extension() == ".faiss";
   CHECK(files == 1);
   CHECK(DenseFinds(ts.client(), "v", first[3].second, "v-3"));
   // Keep the shard as of now, add more, then put the old file back as if

@@ -1,6 +1,8 @@
 // The model-backed path against the quirks of real small models and their
 // servers (tests/fake/quirks.h): nothing a reply held is lost, no stage
 // falls back for a form it can read, and every coercion is counted.
+#include "tests/fake/quirks.h"
+
 #include <catch2/catch.hpp>
 #include <sstream>
 
@@ -12,7 +14,6 @@
 #include "prometheus/text_serializer.h"
 #include "retrieval/stages.h"
 #include "tests/fake/fake_model_server.h"
-#include "tests/fake/quirks.h"
 #include "tests/fake/standard_reply.h"
 #include "tests/integration/test_server.h"
 #include "tests/integration/writer_script.h"
@@ -189,14 +190,22 @@ std::string CleanWriterReply(const FakeRequest& req) {
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& m : testing::WriterPromptMessages(req)) {
     if (absl::StartsWith(m.text, "Actually")) {
-      actions.push_back({{"action", "UPDATE"}, {"owner", ""}, {"source", ""}, {"layer", ""},
-                         {"utype", ""}, {"content", m.speaker + " says: " + m.text},
+      actions.push_back({{"action", "UPDATE"},
+                         {"owner", ""},
+                         {"source", ""},
+                         {"layer", ""},
+                         {"utype", ""},
+                         {"content", m.speaker + " says: " + m.text},
                          {"entry_id", "E1"}});
       continue;
     }
-    actions.push_back({{"action", "ADD"}, {"owner", m.speaker}, {"source", m.speaker},
-                       {"layer", "per_speaker_core"}, {"utype", "fact"},
-                       {"content", m.speaker + " says: " + m.text}, {"entry_id", ""}});
+    actions.push_back({{"action", "ADD"},
+                       {"owner", m.speaker},
+                       {"source", m.speaker},
+                       {"layer", "per_speaker_core"},
+                       {"utype", "fact"},
+                       {"content", m.speaker + " says: " + m.text},
+                       {"entry_id", ""}});
   }
   return nlohmann::json{{"actions", actions}}.dump();
 }
@@ -219,20 +228,22 @@ void IngestTexts(client::Client* c, const std::string& channel,
 
 std::vector<std::pair<std::string, std::string>> TenStatements() {
   std::vector<std::pair<std::string, std::string>> out;
-  const char* topics[] = {"sailing", "chess", "baking", "cycling", "jazz",
-                          "pottery", "hiking", "poetry", "karate", "gardening"};
+  const char* topics[] = {"sailing", "chess",  "baking", "cycling", "jazz",
+                          "pottery", "hiking", "poetry", "karate",  "gardening"};
   for (int i = 0; i < 10; ++i) {
     out.push_back({i % 2 ? "Bob" : "Alice", absl::StrCat("I have taken up ", topics[i])});
   }
   return out;
 }
 
-TEST_CASE("a Writer reply cut at max_tokens keeps its complete actions and derives the rest "
-          "by splitting", "[quirks][writer-service]") {
+TEST_CASE(
+    "a Writer reply cut at max_tokens keeps its complete actions and derives the rest "
+    "by splitting",
+    "[quirks][writer-service]") {
   FakeModelServer fake;
   // The first call (all ten messages) is cut after 3 complete actions of 10.
-  fake.SetDefault(testing::QuirkyHandler(
-      CleanWriterReply, {{"writer", QuirkSpec{Quirk::kCutAtMaxTokens, 1, 3}}}));
+  fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
+                                         {{"writer", QuirkSpec{Quirk::kCutAtMaxTokens, 1, 3}}}));
   testing::TestServer ts(testing::WriterOn(fake, 10), /*metrics=*/true);
   IngestTexts(ts.client(), "cut", TenStatements());
   testing::FlushWait(ts.client(), "cut");
@@ -253,8 +264,10 @@ TEST_CASE("a Writer reply cut at max_tokens keeps its complete actions and deriv
   CHECK(Sample(m, "speakermem_writer_segments_total", {"outcome=\"applied\""}) == 1);
 }
 
-TEST_CASE("a one-message segment whose reply is cut with nothing complete is parked, not "
-          "retried forever", "[quirks][writer-service]") {
+TEST_CASE(
+    "a one-message segment whose reply is cut with nothing complete is parked, not "
+    "retried forever",
+    "[quirks][writer-service]") {
   FakeModelServer fake;
   fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
                                          {{"writer", QuirkSpec{Quirk::kCutAtMaxTokens, -1, 0}}}));
@@ -269,8 +282,8 @@ TEST_CASE("a one-message segment whose reply is cut with nothing complete is par
 
 TEST_CASE("UPDATE entry ids spelled differently reach their record", "[quirks][writer-service]") {
   FakeModelServer fake;
-  fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
-                                         {{"writer", QuirkSpec{Quirk::kEntryIdSpelling}}}));
+  fake.SetDefault(
+      testing::QuirkyHandler(CleanWriterReply, {{"writer", QuirkSpec{Quirk::kEntryIdSpelling}}}));
   testing::TestServer ts(testing::WriterOn(fake, 1), true);
   // One message a segment: the second and third revise the first's record,
   // spelled "1" and then "[E1]".
@@ -297,8 +310,8 @@ TEST_CASE("UPDATE entry ids spelled differently reach their record", "[quirks][w
 
 TEST_CASE("an ADD without source takes the speaker of its message", "[quirks][writer-service]") {
   FakeModelServer fake;
-  fake.SetDefault(testing::QuirkyHandler(CleanWriterReply,
-                                         {{"writer", QuirkSpec{Quirk::kAddWithoutSource}}}));
+  fake.SetDefault(
+      testing::QuirkyHandler(CleanWriterReply, {{"writer", QuirkSpec{Quirk::kAddWithoutSource}}}));
   testing::TestServer ts(testing::WriterOn(fake, 10), true);
   IngestTexts(ts.client(), "src", TenStatements());
   testing::FlushWait(ts.client(), "src");
@@ -368,9 +381,9 @@ TEST_CASE("each record is embedded once while the embedder catches up", "[quirks
   };
   std::vector<std::pair<std::string, std::string>> texts;
   for (int i = 0; i < 300; ++i) {
-    texts.push_back({i % 2 ? "Bob" : "Alice",
-                     absl::StrCat("My ", word(3 * i), " is ", word(3 * i + 1), " near ",
-                                  word(3 * i + 2))});
+    texts.push_back(
+        {i % 2 ? "Bob" : "Alice",
+         absl::StrCat("My ", word(3 * i), " is ", word(3 * i + 1), " near ", word(3 * i + 2))});
   }
   IngestTexts(ts.client(), "once", texts);
   v1::FlushRequest f;

@@ -23,15 +23,21 @@ std::string WriteDataset(const testing::TempDir& dir) {
                             {"Carol", "I will bring the projector on Friday"},
                             {"Alice", "The team dinner is at the harbour restaurant"}};
   for (int i = 0; i < 4; ++i) {
-    out << nlohmann::json{{"channel", "team"},       {"message_id", "m" + std::to_string(i)},
-                          {"speaker", lines[i][0]},  {"text", lines[i][1]},
-                          {"timestamp", 1700000000000 + i * 60000}, {"session", "s1"}}
-                  .dump()
+    out << nlohmann::json{{"channel", "team"},
+                          {"message_id", "m" + std::to_string(i)},
+                          {"speaker", lines[i][0]},
+                          {"text", lines[i][1]},
+                          {"timestamp", 1700000000000 + i * 60000},
+                          {"session", "s1"}}
+               .dump()
         << "\n";
   }
-  out << R"({"channel": "team", "question": "Where is the venue?", "answer": "Lisbon", "evidence": ["m0"], "category": "place"})" << "\n";
-  out << R"({"channel": "team", "question": "What is the offsite budget?", "answer": "4000 euros", "evidence": ["m1"], "category": "number"})" << "\n";
-  out << R"({"channel": "team", "question": "Who brings the projector?", "answer": "Carol", "evidence": ["m2"], "category": "person"})" << "\n";
+  out << R"({"channel": "team", "question": "Where is the venue?", "answer": "Lisbon", "evidence": ["m0"], "category": "place"})"
+      << "\n";
+  out << R"({"channel": "team", "question": "What is the offsite budget?", "answer": "4000 euros", "evidence": ["m1"], "category": "number"})"
+      << "\n";
+  out << R"({"channel": "team", "question": "Who brings the projector?", "answer": "Carol", "evidence": ["m2"], "category": "person"})"
+      << "\n";
   return path;
 }
 
@@ -65,7 +71,7 @@ TEST_CASE("eval report writes JSON, Markdown and plots, accuracy only with a jud
   CHECK(plain["configs"]["bm25"]["recall"]["5"].get<double>() == Approx(100.0));
   CHECK(plain["qa"]["questions"] == 3);
   CHECK(plain["qa"]["accuracy"].is_null());
-  CHECK(plain["latency_ms"]["retrieves"] == 3);  // full config: one Retrieve per question
+  CHECK(plain["latency_ms"]["retrieves"] == 3);           // full config: one Retrieve per question
   CHECK_FALSE(plain["answers"][0].contains("question"));  // texts only with --texts
   CHECK(std::filesystem::exists(dir.Sub("plain/report.md")));
   for (const char* png : {"recall_at_k.png", "categories.png", "latency.png"}) {
@@ -80,8 +86,8 @@ TEST_CASE("eval report writes JSON, Markdown and plots, accuracy only with a jud
     auto field = [&](const std::string& name) {
       size_t at = user.find(name);
       size_t end = user.find('\n', at);
-      return user.substr(at + name.size(), end == std::string::npos ? std::string::npos
-                                                                    : end - at - name.size());
+      return user.substr(at + name.size(),
+                         end == std::string::npos ? std::string::npos : end - at - name.size());
     };
     std::string gold = field("Reference answer: "), answer = field("Answer to grade: ");
     bool ok = answer.find(gold) != std::string::npos;
@@ -89,14 +95,16 @@ TEST_CASE("eval report writes JSON, Markdown and plots, accuracy only with a jud
                                        nlohmann::json{{"verdict", ok ? "yes" : "no"}}.dump())};
   });
   setenv("SM_REPORT_TEST_KEY", "k", 1);
-  nlohmann::json judged = RunReport(
-      "--judge-url " + fake.base_url() + " --judge-model fake --judge-key-env SM_REPORT_TEST_KEY --texts " + data,
-      dir.Sub("judged"));
+  nlohmann::json judged =
+      RunReport("--judge-url " + fake.base_url() +
+                    " --judge-model fake --judge-key-env SM_REPORT_TEST_KEY --texts " + data,
+                dir.Sub("judged"));
   CHECK(judged["qa"]["judged"] == 3);
   CHECK(judged["qa"]["accuracy"].is_number());
   double expected = 0;
   for (const auto& a : judged["answers"]) {
-    expected += a["answer"].get<std::string>().find(a["gold"].get<std::string>()) != std::string::npos;
+    expected +=
+        a["answer"].get<std::string>().find(a["gold"].get<std::string>()) != std::string::npos;
   }
   CHECK(judged["qa"]["accuracy"].get<double>() == Approx(100.0 * expected / 3));
   CHECK(expected >= 2);  // the offline answerer quotes the right message
@@ -165,13 +173,18 @@ TEST_CASE("a LoCoMo adversarial question is answered right by abstaining", "[eva
          {{{"speaker", "Ann"}, {"dia_id", "D1:1"}, {"text", "I adopted a puppy named Rex."}},
           {{"speaker", "Ben"}, {"dia_id", "D1:2"}, {"text", "Lovely, I bought a new bike."}}}}}},
       {"qa",
-       {{{"question", "What is the name of Ann's puppy?"}, {"answer", "Rex"},
-         {"evidence", {"D1:1"}}, {"category", 1}},
+       {{{"question", "What is the name of Ann's puppy?"},
+         {"answer", "Rex"},
+         {"evidence", {"D1:1"}},
+         {"category", 1}},
         {{"question", "Which zebra did Ben ride at the circus in Lyon?"},
-         {"adversarial_answer", "the striped one"}, {"evidence", {"D1:2"}}, {"category", 5}}}}};
+         {"adversarial_answer", "the striped one"},
+         {"evidence", {"D1:2"}},
+         {"category", 5}}}}};
   std::ofstream(path) << nlohmann::json::array({conv}).dump();
-  std::string cmd = std::string(SPEAKERMEM_CLI_PATH) + " eval report --format locomo --texts --out " +
-                    dir.Sub("out") + " " + path + " > " + dir.Sub("log") + " 2>&1";
+  std::string cmd = std::string(SPEAKERMEM_CLI_PATH) +
+                    " eval report --format locomo --texts --out " + dir.Sub("out") + " " + path +
+                    " > " + dir.Sub("log") + " 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
   nlohmann::json r = nlohmann::json::parse(std::ifstream(dir.Sub("out/report.json")));
   bool seen = false;

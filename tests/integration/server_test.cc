@@ -19,9 +19,8 @@ namespace {
 using speakermem::testing::AllMessages;
 using speakermem::testing::TestServer;
 
-v1::DialogueMessage Msg(const std::string& id, const std::string& speaker,
-                        const std::string& text, int64_t ts, const std::string& session = "s1",
-                        int turn = 0) {
+v1::DialogueMessage Msg(const std::string& id, const std::string& speaker, const std::string& text,
+                        int64_t ts, const std::string& session = "s1", int turn = 0) {
   v1::DialogueMessage m;
   m.set_message_id(id);
   m.set_speaker(speaker);
@@ -37,9 +36,9 @@ v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0) {
   req.set_channel(channel);
   const char* speakers[] = {"Alice", "Bob", "Carol"};
   for (int i = offset; i < offset + n; ++i) {
-    *req.add_messages() = Msg("m" + std::to_string(i), speakers[i % 3],
-                              "message number " + std::to_string(i), 1700000000000 + i * 1000,
-                              "s1", i);
+    *req.add_messages() =
+        Msg("m" + std::to_string(i), speakers[i % 3], "message number " + std::to_string(i),
+            1700000000000 + i * 1000, "s1", i);
   }
   return req;
 }
@@ -188,7 +187,8 @@ TEST_CASE("batch-level bad input is rejected", "[server][bad-input]") {
   CHECK(channels->channels_size() == 0);
 }
 
-TEST_CASE("a bad chunk is acknowledged with its error and the stream goes on", "[server][bad-input]") {
+TEST_CASE("a bad chunk is acknowledged with its error and the stream goes on",
+          "[server][bad-input]") {
   TestServer ts;
   std::vector<v1::DialogueMessage> msgs;
   const v1::IngestRequest batch = Batch("s", 30);
@@ -198,9 +198,8 @@ TEST_CASE("a bad chunk is acknowledged with its error and the stream goes on", "
   size_t rejected = 0;
   client::StreamOptions so;
   so.chunk_size = 10;
-  REQUIRE_OK(ts.client()->IngestStream("s", msgs, so,
-                                       [&](const v1::IngestAck& a) { acks.push_back(a); },
-                                       &rejected));
+  REQUIRE_OK(ts.client()->IngestStream(
+      "s", msgs, so, [&](const v1::IngestAck& a) { acks.push_back(a); }, &rejected));
   REQUIRE(acks.size() == 3);
   CHECK(rejected == 1);
   CHECK_FALSE(acks[0].has_error());
@@ -228,9 +227,8 @@ TEST_CASE("a long stream keeps its order: acks in chunk order, seqs in stream or
   client::StreamOptions so;
   so.chunk_size = 3;
   so.window = 16;
-  REQUIRE_OK(ts.client()->IngestStream("o", msgs, so,
-                                       [&](const v1::IngestAck& a) { acks.push_back(a); },
-                                       &rejected));
+  REQUIRE_OK(ts.client()->IngestStream(
+      "o", msgs, so, [&](const v1::IngestAck& a) { acks.push_back(a); }, &rejected));
   REQUIRE(acks.size() == 300);
   CHECK(rejected == 6);
   uint64_t next_seq = 1;
@@ -469,8 +467,8 @@ TEST_CASE("Query answers from System 1 with evidence", "[server][query]") {
 TEST_CASE("health reports SERVING and request ids are echoed", "[server]") {
   TestServer ts;
   REQUIRE_OK(ts.client()->WaitForServing(5000));
-  auto stub = v1::SpeakerMem::NewStub(
-      grpc::CreateChannel(ts.addr(), grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::SpeakerMem::NewStub(grpc::CreateChannel(ts.addr(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   ctx.AddMetadata("x-request-id", "test-req-42");
   v1::ListChannelsResponse resp;
@@ -494,8 +492,10 @@ TEST_CASE("metrics endpoint exposes ingest, latency and store size", "[server][m
   CHECK(body.find("speakermem_ingest_rejected_batches_total 1") != std::string::npos);
   CHECK(body.find("speakermem_rpc_duration_seconds_count{code=\"OK\",method=\"Ingest\"} 2") !=
         std::string::npos);
-  CHECK(body.find("speakermem_rpc_duration_seconds_count{code=\"INVALID_ARGUMENT\",method=\"Ingest\"} 1") !=
-        std::string::npos);
+  CHECK(
+      body.find(
+          "speakermem_rpc_duration_seconds_count{code=\"INVALID_ARGUMENT\",method=\"Ingest\"} 1") !=
+      std::string::npos);
   CHECK(body.find("speakermem_store_size_bytes ") != std::string::npos);
   CHECK(body.find("speakermem_ready 1") != std::string::npos);
   // No tenant or channel labels on any metric.

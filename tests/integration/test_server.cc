@@ -1,9 +1,9 @@
+#include "tests/integration/test_server.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include "tests/integration/test_server.h"
 
 namespace speakermem::testing {
 

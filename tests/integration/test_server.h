@@ -85,8 +85,7 @@ inline std::vector<v1::DerivedRecord> AllRecords(client::Client* c, const std::s
 }
 
 // Every message of `channel`, paging through GetMessages.
-inline std::vector<v1::DialogueMessage> AllMessages(client::Client* c,
-                                                    const std::string& channel) {
+inline std::vector<v1::DialogueMessage> AllMessages(client::Client* c, const std::string& channel) {
   std::vector<v1::DialogueMessage> out;
   v1::GetMessagesRequest req;
   req.set_channel(channel);

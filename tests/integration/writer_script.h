@@ -20,8 +20,8 @@ inline std::string Actions(const nlohmann::json& actions) {
 // One ADD action (utype stance).
 inline nlohmann::json Add(const std::string& owner, const std::string& source,
                           const std::string& layer, const std::string& content) {
-  return {{"action", "ADD"}, {"owner", owner}, {"source", source}, {"layer", layer},
-          {"utype", "stance"}, {"content", content}};
+  return {{"action", "ADD"}, {"owner", owner},    {"source", source},
+          {"layer", layer},  {"utype", "stance"}, {"content", content}};
 }
 
 // A server whose Writer is the fake model server: no client retries, one

@@ -15,12 +15,12 @@
 namespace speakermem {
 namespace {
 
+using testing::AllRecords;
 using testing::FakeModelServer;
 using testing::FakeReply;
-using testing::AllRecords;
-using testing::WriterOn;
 using testing::FlushWait;
 using testing::TestServer;
+using testing::WriterOn;
 
 v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0,
                         const std::string& session = "s1") {
@@ -44,8 +44,12 @@ v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0,
 FakeReply EchoWriter(const testing::FakeRequest& req) {
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& m : testing::WriterPromptMessages(req)) {
-    actions.push_back({{"action", "ADD"}, {"owner", m.speaker}, {"source", m.speaker},
-                       {"layer", "per_speaker_core"}, {"utype", "fact"}, {"content", m.text}});
+    actions.push_back({{"action", "ADD"},
+                       {"owner", m.speaker},
+                       {"source", m.speaker},
+                       {"layer", "per_speaker_core"},
+                       {"utype", "fact"},
+                       {"content", m.text}});
   }
   return FakeReply{200, FakeModelServer::ChatBody(nlohmann::json{{"actions", actions}}.dump())};
 }
@@ -90,25 +94,49 @@ TEST_CASE("a Writer reply mixing valid and invalid actions applies only the vali
           "[writer-service][validate]") {
   FakeModelServer fake;
   nlohmann::json actions = nlohmann::json::array({
-      {{"action", "ADD"}, {"owner", "Alice"}, {"source", "Alice"}, {"layer", "per_speaker_profile"},
-       {"utype", "stance"}, {"content", "Alice prefers tea"}},
-      {{"action", "ADD"}, {"owner", "Mallory"}, {"source", "Alice"}, {"layer", "per_speaker_core"},
-       {"utype", "fact"}, {"content", "Mallory is new"}},
-      {{"action", "ADD"}, {"owner", "Bob"}, {"source", "Bob"}, {"layer", "per_speaker_feelings"},
-       {"utype", "fact"}, {"content", "Bob is fine"}},
+      {{"action", "ADD"},
+       {"owner", "Alice"},
+       {"source", "Alice"},
+       {"layer", "per_speaker_profile"},
+       {"utype", "stance"},
+       {"content", "Alice prefers tea"}},
+      {{"action", "ADD"},
+       {"owner", "Mallory"},
+       {"source", "Alice"},
+       {"layer", "per_speaker_core"},
+       {"utype", "fact"},
+       {"content", "Mallory is new"}},
+      {{"action", "ADD"},
+       {"owner", "Bob"},
+       {"source", "Bob"},
+       {"layer", "per_speaker_feelings"},
+       {"utype", "fact"},
+       {"content", "Bob is fine"}},
       {{"action", "UPDATE"}, {"entry_id", "r000000009999"}, {"content", "nothing"}},
-      {{"action", "ADD"}, {"owner", "Alice"}, {"source", "Alice"}, {"layer", "per_speaker_profile"},
-       {"utype", "stance"}, {"content", "Alice prefers tea."}},
-      {{"action", "ADD"}, {"owner", "GROUP"}, {"source", "Bob"}, {"layer", "group_interaction"},
-       {"utype", "decision"}, {"content", "The group meets on Friday"}},
+      {{"action", "ADD"},
+       {"owner", "Alice"},
+       {"source", "Alice"},
+       {"layer", "per_speaker_profile"},
+       {"utype", "stance"},
+       {"content", "Alice prefers tea."}},
+      {{"action", "ADD"},
+       {"owner", "GROUP"},
+       {"source", "Bob"},
+       {"layer", "group_interaction"},
+       {"utype", "decision"},
+       {"content", "The group meets on Friday"}},
   });
   for (int i = 0; i < 10; ++i) {
-    actions.push_back({{"action", "ADD"}, {"owner", "Bob"}, {"source", "Bob"},
-                       {"layer", "per_speaker_core"}, {"utype", "fact"},
+    actions.push_back({{"action", "ADD"},
+                       {"owner", "Bob"},
+                       {"source", "Bob"},
+                       {"layer", "per_speaker_core"},
+                       {"utype", "fact"},
                        {"content", "Bob fact number " + std::to_string(i)}});
   }
-  fake.Enqueue("writer", FakeReply{200, FakeModelServer::ChatBody(
-                                            "Sure:\n" + nlohmann::json{{"actions", actions}}.dump())});
+  fake.Enqueue("writer",
+               FakeReply{200, FakeModelServer::ChatBody(
+                                  "Sure:\n" + nlohmann::json{{"actions", actions}}.dump())});
   // The next segment's replies are broken JSON until it is parked.
   fake.SetDefault([](const testing::FakeRequest&) {
     return FakeReply{200, FakeModelServer::ChatBody("{\"actions\": [ {\"action\": \"ADD\", ")};
@@ -277,8 +305,8 @@ TEST_CASE("the offline Writer beats one-record-per-message on the reference traj
     REQUIRE_OK(r);
     double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
     WARN(name << ": offline " << r->sl.score << ", baseline " << base << ", " << r->records
-              << " records vs " << t->reference.size() << " in the reference, "
-              << r->writer_calls << " Writer calls");
+              << " records vs " << t->reference.size() << " in the reference, " << r->writer_calls
+              << " Writer calls");
     // Segments never cross a session: sum over sessions of ceil(len/window).
     std::map<std::string, size_t> per_session;
     for (const auto& m : t->messages) ++per_session[m.session];
@@ -291,8 +319,8 @@ TEST_CASE("the offline Writer beats one-record-per-message on the reference traj
     ++n;
   }
   REQUIRE(n == 10);
-  WARN("mean SpeakerLevenshtein over " << n << " networks: offline " << offline / n
-                                       << ", baseline " << baseline / n);
+  WARN("mean SpeakerLevenshtein over " << n << " networks: offline " << offline / n << ", baseline "
+                                       << baseline / n);
   CHECK(offline / n > baseline / n);
   CHECK(wins >= 8);
 }
@@ -314,7 +342,8 @@ TEST_CASE("replaying the reference actions through our validation rebuilds the r
     // Writer ADDed an exact copy of a record already in the state: our
     // validation rejects that as duplicate_of_state (one such action in
     // social_grp_1a2b3c4d), so the copy is missing from the replay.
-    size_t dups = ref->rejections.count("duplicate_of_state") ? ref->rejections.at("duplicate_of_state") : 0;
+    size_t dups =
+        ref->rejections.count("duplicate_of_state") ? ref->rejections.at("duplicate_of_state") : 0;
     CHECK(ref->rejected == dups);
     CHECK(ref->entries.size() + dups == t->reference.size());
     if (dups == 0) {
@@ -337,8 +366,8 @@ TEST_CASE("the offline Writer builds UPDATE chains on the manual update cases",
   std::string dir = TrajectoryDir();
   if (dir.empty()) return;
   testing::TempDir work;
-  for (const char* name : {"manual_update_alpha.json", "manual_update_beta.json",
-                           "manual_update_gamma.json"}) {
+  for (const char* name :
+       {"manual_update_alpha.json", "manual_update_beta.json", "manual_update_gamma.json"}) {
     INFO(name);
     auto t = eval::LoadTrajectory(dir + "/" + name);
     REQUIRE_OK(t);
@@ -401,10 +430,11 @@ TEST_CASE("an operator correction heads the chain and the Writer cannot undo it"
   REQUIRE_CODE(ts.client()->CorrectRecord(cr), absl::StatusCode::kNotFound);
 
   // The next Writer reply tries to UPDATE the corrected head.
-  fake.Enqueue("writer", FakeReply{200, FakeModelServer::ChatBody(
-                                            "{\"actions\": [{\"action\": \"UPDATE\", "
-                                            "\"entry_id\": \"" + fixed +
-                                            "\", \"content\": \"Bob prefers the beach again\"}]}")});
+  fake.Enqueue("writer",
+               FakeReply{200, FakeModelServer::ChatBody(
+                                  "{\"actions\": [{\"action\": \"UPDATE\", "
+                                  "\"entry_id\": \"" +
+                                  fixed + "\", \"content\": \"Bob prefers the beach again\"}]}")});
   REQUIRE_OK(ts.client()->Ingest(Batch("k", 2, 2)));
   FlushWait(ts.client(), "k");
   v1::GetRecordRequest gr;
@@ -565,11 +595,12 @@ TEST_CASE("captured transitions replay to the same derived state", "[writer-serv
   // its actions, replayed through validation, rebuild what the server holds.
   testing::TempDir dir;
   const std::string path = dir.Sub("cap.json");
-  std::ofstream(path) << nlohmann::json{{"schema", "speakermem-v4-trajectories/1"},
-                                        {"window_size", 25},
-                                        {"network_id", "cap"},
-                                        {"transitions", transitions}}
-                             .dump();
+  std::ofstream(path) << nlohmann::json{
+      {"schema", "speakermem-v4-trajectories/1"},
+      {"window_size", 25},
+      {"network_id", "cap"},
+      {"transitions",
+       transitions}}.dump();
   auto t = eval::LoadTrajectory(path);
   REQUIRE_OK(t);
   CHECK(t->messages.size() == 60);

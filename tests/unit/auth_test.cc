@@ -1,9 +1,10 @@
+#include "server/auth.h"
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <thread>
 
-#include "server/auth.h"
 #include "tests/test_util.h"
 
 namespace speakermem::server {

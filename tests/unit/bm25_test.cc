@@ -96,9 +96,9 @@ TEST_CASE("BM25 ranks a fixed corpus exactly as a reference Okapi BM25", "[bm25]
   Bm25Index index;
   for (size_t i = 0; i < docs.size(); ++i) index.Add(Msg(i + 1, docs[i]));
   for (const std::string query :
-       {"When is the picnic?", "Who booked the venue for drinks on Thursday?",
-        "picnic picnic rain", "budget for the drinks", "grill burgers Saturday",
-        "handover week move drinks", "nothing matches zebra"}) {
+       {"When is the picnic?", "Who booked the venue for drinks on Thursday?", "picnic picnic rain",
+        "budget for the drinks", "grill burgers Saturday", "handover week move drinks",
+        "nothing matches zebra"}) {
     INFO(query);
     auto want = ReferenceBm25(docs, query);
     auto got = index.Search(Q(query, docs.size()));
@@ -193,7 +193,7 @@ TEST_CASE("The speaker field adds weight x the named speaker's idf", "[bm25]") {
   for (const auto& h : hits) after[h.seq] = h.score;
   CHECK(after[2] == Approx(before[2] + field).epsilon(1e-5));
   CHECK(after[1] == Approx(before[1]).epsilon(1e-5));  // ann: unchanged
-  CHECK(after[3] == Approx(field).epsilon(1e-5));  // bob's message without the word
+  CHECK(after[3] == Approx(field).epsilon(1e-5));      // bob's message without the word
   CHECK(after.count(4) == 0);
 }
 
@@ -213,10 +213,10 @@ TEST_CASE("Context: a message inherits its best same-session neighbour's score",
   for (const auto& h : hits) s[h.seq] = h.score;
   REQUIRE(s.count(2));
   const double own = s[2];
-  CHECK(s[1] == Approx(0.5 * own));         // distance 1
-  CHECK(s[3] == Approx(0.5 * own));         // distance 1
-  CHECK(s[4] == Approx(0.5 * 0.5 * own));   // distance 2 (seq 4 sits after 3)
-  CHECK(s.count(5) == 0);                   // another session
+  CHECK(s[1] == Approx(0.5 * own));        // distance 1
+  CHECK(s[3] == Approx(0.5 * own));        // distance 1
+  CHECK(s[4] == Approx(0.5 * 0.5 * own));  // distance 2 (seq 4 sits after 3)
+  CHECK(s.count(5) == 0);                  // another session
 }
 
 TEST_CASE("Pseudo-relevance feedback finds a message that shares no query word", "[bm25]") {

@@ -1,8 +1,9 @@
+#include "server/config.h"
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "server/config.h"
 #include "tests/test_util.h"
 
 namespace speakermem::server {
@@ -10,8 +11,7 @@ namespace {
 
 using speakermem::testing::TempDir;
 
-absl::Status Load(std::vector<std::string> argv_s, std::vector<std::string> env,
-                  ServerConfig* c) {
+absl::Status Load(std::vector<std::string> argv_s, std::vector<std::string> env, ServerConfig* c) {
   std::vector<char*> argv;
   argv_s.insert(argv_s.begin(), "speakermemd");
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -45,11 +45,11 @@ TEST_CASE("file, then environment, then flags override", "[config]") {
   CHECK(c.memory.limits.max_text_bytes == 100);
 
   ServerConfig d;
-  REQUIRE_OK(Load({"--config", path, "--listen", "127.0.0.1:9", "--set",
-                   "limits.max_text_bytes=300"},
-                  {"SPEAKERMEM_SERVER_LISTEN=1.2.3.4:5", "SPEAKERMEM_LIMITS_MAX_TEXT_BYTES=200",
-                   "SPEAKERMEM_STORE_SYNC=false", "UNRELATED=1"},
-                  &d));
+  REQUIRE_OK(
+      Load({"--config", path, "--listen", "127.0.0.1:9", "--set", "limits.max_text_bytes=300"},
+           {"SPEAKERMEM_SERVER_LISTEN=1.2.3.4:5", "SPEAKERMEM_LIMITS_MAX_TEXT_BYTES=200",
+            "SPEAKERMEM_STORE_SYNC=false", "UNRELATED=1"},
+           &d));
   CHECK(d.listen == "127.0.0.1:9");              // flag beats env
   CHECK(d.memory.limits.max_text_bytes == 300);  // flag beats env
   CHECK_FALSE(d.memory.store.sync);              // env beats file

@@ -1,8 +1,9 @@
+#include "datasets/datasets.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
-#include "datasets/datasets.h"
 #include "tests/test_util.h"
 
 namespace speakermem::datasets {
@@ -47,13 +48,14 @@ TEST_CASE("SplitEvidence splits packed ids", "[datasets]") {
 TEST_CASE("JSONL loads messages and questions and names bad lines", "[datasets]") {
   TempDir dir;
   std::string path = dir.Sub("chat.jsonl");
-  std::ofstream(path) << "# a comment\n"
-                         "{\"channel\":\"c1\",\"speaker\":\"Ann\",\"text\":\"hi\","
-                         "\"timestamp\":\"2024-01-01T10:00:00\",\"turn\":0}\n"
-                         "\n"
-                         "{\"speaker\":\"Ben\",\"text\":\"yo\",\"timestamp\":1704103260000,"
-                         "\"metadata\":{\"k\":\"v\"}}\n"
-                         "{\"question\":\"who said hi?\",\"answer\":\"Ann\",\"evidence\":\"m1; m2\"}\n";
+  std::ofstream(path)
+      << "# a comment\n"
+         "{\"channel\":\"c1\",\"speaker\":\"Ann\",\"text\":\"hi\","
+         "\"timestamp\":\"2024-01-01T10:00:00\",\"turn\":0}\n"
+         "\n"
+         "{\"speaker\":\"Ben\",\"text\":\"yo\",\"timestamp\":1704103260000,"
+         "\"metadata\":{\"k\":\"v\"}}\n"
+         "{\"question\":\"who said hi?\",\"answer\":\"Ann\",\"evidence\":\"m1; m2\"}\n";
   auto convs = LoadJsonl(path, "fallback");
   REQUIRE_OK(convs);
   REQUIRE(convs->size() == 2);
@@ -65,8 +67,9 @@ TEST_CASE("JSONL loads messages and questions and names bad lines", "[datasets]"
   CHECK((*convs)[1].questions[0].evidence == std::vector<std::string>{"m1", "m2"});
 
   std::string bad = dir.Sub("bad.jsonl");
-  std::ofstream(bad) << "{\"channel\":\"c\",\"speaker\":\"A\",\"text\":\"x\",\"timestamp\":1}\n"
-                        "{\"channel\":\"c\",\"speaker\":\"A\",\"text\":\"x\",\"timestamp\":\"soon\"}\n";
+  std::ofstream(bad)
+      << "{\"channel\":\"c\",\"speaker\":\"A\",\"text\":\"x\",\"timestamp\":1}\n"
+         "{\"channel\":\"c\",\"speaker\":\"A\",\"text\":\"x\",\"timestamp\":\"soon\"}\n";
   auto r = LoadJsonl(bad, "");
   REQUIRE_CODE(r, absl::StatusCode::kInvalidArgument);
   CHECK(std::string(r.status().message()).find("bad.jsonl:2: timestamp: unparseable") !=

@@ -1,7 +1,8 @@
+#include "server/limits.h"
+
 #include <catch2/catch.hpp>
 
 #include "common/clock.h"
-#include "server/limits.h"
 #include "tests/test_util.h"
 
 namespace speakermem::server {

@@ -22,8 +22,7 @@ TEST_CASE("ExtractJson tolerates fences, prose and trailing commas", "[llm][json
   CHECK(Extract("Sure! Here it is:\n{\"rows\": [\"ALL\"]}\nHope that helps.") ==
         "{\"rows\":[\"ALL\"]}");
   CHECK(Extract("the list: [1, 2, 3] done") == "[1,2,3]");
-  CHECK(Extract("{\"s\": \"a } inside, and a ] too,\"}") ==
-        "{\"s\":\"a } inside, and a ] too,\"}");
+  CHECK(Extract("{\"s\": \"a } inside, and a ] too,\"}") == "{\"s\":\"a } inside, and a ] too,\"}");
   CHECK(Extract("{bad} then {\"ok\": true}") == "{\"ok\":true}");
 }
 
@@ -64,14 +63,14 @@ TEST_CASE("model stages are configured by file, environment and flags", "[llm][c
   std::ofstream(path) << "[model]\nprovider = openai\nbase_url = http://127.0.0.1:1/v1\n"
                          "api_key_env = MY_KEY\n[model.writer]\nmodel = writer-model\n";
   server::ServerConfig c;
-  std::vector<std::string> argv_s = {"speakermemd", "--config", path, "--model.answer.max_tokens=77"};
+  std::vector<std::string> argv_s = {"speakermemd", "--config", path,
+                                     "--model.answer.max_tokens=77"};
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   std::string help;
-  REQUIRE_OK(server::LoadConfig(static_cast<int>(argv.size()), argv.data(),
-                                {"SPEAKERMEM_MODEL_PROJECT_TEMPERATURE=0.5",
-                                 "SPEAKERMEM_MODEL_TIMEOUT_MS=1234"},
-                                &c, &help));
+  REQUIRE_OK(server::LoadConfig(
+      static_cast<int>(argv.size()), argv.data(),
+      {"SPEAKERMEM_MODEL_PROJECT_TEMPERATURE=0.5", "SPEAKERMEM_MODEL_TIMEOUT_MS=1234"}, &c, &help));
   CHECK(c.models.Resolve("writer")->model == "writer-model");
   CHECK(c.models.Resolve("writer")->api_key_env == "MY_KEY");
   CHECK(c.models.Resolve("project")->temperature == 0.5);

@@ -1,7 +1,8 @@
 // The paper's metrics on hand-computed examples.
+#include "eval/metrics.h"
+
 #include <catch2/catch.hpp>
 
-#include "eval/metrics.h"
 #include "eval/speaker_levenshtein.h"
 
 namespace speakermem::eval {

@@ -117,12 +117,15 @@ TEST_CASE("a schema error costs the schema component and the action penalty", "[
 
 TEST_CASE("an unchanged UPDATE or an ADD already in the state is not novel", "[rewards]") {
   WriterRewardInput in = Base();
-  in.output = Out({kAddBob, R"({"action":"UPDATE","entry_id":"r000000000001","content":"Alice drinks tea."})"});
+  in.output = Out(
+      {kAddBob, R"({"action":"UPDATE","entry_id":"r000000000001","content":"Alice drinks tea."})"});
   auto r = ScoreWriterActions(in);
   REQUIRE_OK(r);
   CHECK(r->r_stop == 0.0);
   CHECK(r->r_schema == 1.0);
-  in.output = Out({kAddBob, R"({"action":"ADD","owner":"Bob","source":"Bob","layer":"core","content":"Bob lives in Porto"})"});
+  in.output = Out(
+      {kAddBob,
+       R"({"action":"ADD","owner":"Bob","source":"Bob","layer":"core","content":"Bob lives in Porto"})"});
   r = ScoreWriterActions(in);
   REQUIRE_OK(r);
   CHECK(r->r_stop == 0.0);
@@ -137,8 +140,9 @@ TEST_CASE("more actions than the budget set the count penalty", "[rewards]") {
   WriterRewardInput in = Base();  // 3 messages: budget max(8, 6) = 8
   std::vector<std::string> many;
   for (int i = 0; i < 9; ++i) {
-    many.push_back(R"({"action":"ADD","owner":"Bob","source":"Bob","layer":"core","content":"Bob fact )" +
-                   std::to_string(i) + R"("})");
+    many.push_back(
+        R"({"action":"ADD","owner":"Bob","source":"Bob","layer":"core","content":"Bob fact )" +
+        std::to_string(i) + R"("})");
   }
   in.output = Out(many);
   auto r = ScoreWriterActions(in);

@@ -1,7 +1,8 @@
+#include "retrieval/stages.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "retrieval/stages.h"
 #include "tests/test_util.h"
 
 namespace speakermem::retrieval {
@@ -124,7 +125,7 @@ TEST_CASE("offline Select keeps recall's order and anchors the best", "[stages][
   out = select->Select(in, nullptr);
   REQUIRE_OK(out);
   CHECK(out->ranking == std::vector<size_t>{0, 1, 2, 3});  // ties keep their order
-  CHECK(out->anchors.empty());                            // nothing scored: no anchor
+  CHECK(out->anchors.empty());                             // nothing scored: no anchor
 }
 
 TEST_CASE("offline Sufficiency measures coverage and names a missing term",
@@ -144,8 +145,7 @@ TEST_CASE("offline Sufficiency measures coverage and names a missing term",
   CHECK(out->coverage < 0.6);
 }
 
-TEST_CASE("offline Answer quotes the best evidence and abstains without it",
-          "[stages][answer]") {
+TEST_CASE("offline Answer quotes the best evidence and abstains without it", "[stages][answer]") {
   auto answer = NewOfflineAnswer();
   AnswerInput in;
   in.question = "Where does the offsite move to?";

@@ -1,8 +1,9 @@
+#include "storage/store.h"
+
 #include <catch2/catch.hpp>
 
 #include "rocksdb/db.h"
 #include "storage/keys.h"
-#include "storage/store.h"
 #include "tests/test_util.h"
 
 namespace speakermem::storage {
@@ -10,8 +11,8 @@ namespace {
 
 using speakermem::testing::TempDir;
 
-Message Msg(const std::string& id, const std::string& speaker, const std::string& text,
-            int64_t ts, const std::string& speaker_id = "") {
+Message Msg(const std::string& id, const std::string& speaker, const std::string& text, int64_t ts,
+            const std::string& speaker_id = "") {
   Message m;
   m.message_id = id;
   m.speaker = speaker;

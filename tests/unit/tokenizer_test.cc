@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "retrieval/tokenizer.h"
+
+#include <catch2/catch.hpp>
 
 namespace speakermem::retrieval {
 namespace {
@@ -32,7 +32,8 @@ TEST_CASE("Tokenize keeps combining marks inside words and drops emoji", "[token
 }
 
 TEST_CASE("Tokenize treats invalid UTF-8 as a separator", "[tokenizer]") {
-  CHECK(Tokenize("ab\xFF" "cd") == V{"ab", "cd"});
+  CHECK(Tokenize("ab\xFF"
+                 "cd") == V{"ab", "cd"});
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
+#include "storage/validation.h"
+
 #include <catch2/catch.hpp>
 #include <functional>
 
-#include "storage/validation.h"
 #include "tests/test_util.h"
 
 namespace speakermem::storage {
@@ -19,8 +20,7 @@ Message Good(int i) {
 }
 
 // Batch of three where message 1 is altered by `mutate`.
-absl::Status CheckSecondBad(const std::function<void(Message&)>& mutate,
-                            IngestLimits limits = {}) {
+absl::Status CheckSecondBad(const std::function<void(Message&)>& mutate, IngestLimits limits = {}) {
   std::vector<Message> batch = {Good(0), Good(1), Good(2)};
   mutate(batch[1]);
   return ValidateMessages("chan", {}, batch, limits);

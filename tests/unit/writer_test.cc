@@ -18,8 +18,8 @@ WriterMessage Msg(const std::string& speaker_id, const std::string& text) {
   return WriterMessage{"id-" + text.substr(0, 8), speaker_id, display, text, 1000, "s1", ""};
 }
 
-std::vector<WriterAction> Write(std::vector<WriterMessage> msgs,
-                                std::vector<WriterHead> heads = {}, size_t max_actions = 8) {
+std::vector<WriterAction> Write(std::vector<WriterMessage> msgs, std::vector<WriterHead> heads = {},
+                                size_t max_actions = 8) {
   auto writer = NewOfflineWriter();
   WriterInput in;
   in.roster = Roster();
@@ -125,18 +125,18 @@ TEST_CASE("offline Writer: scope is always consistent", "[writer]") {
   }
 }
 
-TEST_CASE("offline Writer: a revision of a head is an UPDATE, a restatement nothing",
-          "[writer]") {
+TEST_CASE("offline Writer: a revision of a head is an UPDATE, a restatement nothing", "[writer]") {
   std::vector<WriterHead> heads = {{"h1", "interaction", "GROUP", "alice", "decision",
                                     "The offsite is in Lisbon, the week of May 18", 1}};
-  auto a = Write({Msg("alice", "Updated decision: the offsite moves to Porto, same week of May 18")},
-                 heads);
+  auto a = Write(
+      {Msg("alice", "Updated decision: the offsite moves to Porto, same week of May 18")}, heads);
   REQUIRE(a.size() == 1);
   CHECK(a[0].type == Type::kUpdate);
   CHECK(a[0].entry_id == "h1");
   CHECK(a[0].content.find("Porto") != std::string::npos);
 
-  auto same = Write({Msg("alice", "Decision: the offsite is in Lisbon, the week of May 18")}, heads);
+  auto same =
+      Write({Msg("alice", "Decision: the offsite is in Lisbon, the week of May 18")}, heads);
   REQUIRE(same.size() == 1);
   CHECK(same[0].type == Type::kNoop);
 }
@@ -173,9 +173,9 @@ TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") 
 TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are NOOP",
           "[writer]") {
   for (const char* text :
-       {"Should we book the night train to Porto?", "anyone free tonight", "what time",
-        "Agreed.", "Exactly, fair point", "That's hilarious", "\xF0\x9F\x99\x82\xF0\x9F\x8E\x89",
-        "haha yes", "Good morning everyone!", "Are you coming to the thing"}) {
+       {"Should we book the night train to Porto?", "anyone free tonight", "what time", "Agreed.",
+        "Exactly, fair point", "That's hilarious", "\xF0\x9F\x99\x82\xF0\x9F\x8E\x89", "haha yes",
+        "Good morning everyone!", "Are you coming to the thing"}) {
     INFO(text);
     auto a = Write({Msg("chen", text)});
     REQUIRE(a.size() == 1);
@@ -277,7 +277,8 @@ TEST_CASE("BuildWriter gives the offline Writer the configured constants", "[wri
 }
 
 TEST_CASE("offline Writer: emoji end a clause and do not reach the record", "[writer]") {
-  auto a = Write({Msg("bob", "just got covered by TechCrunch \xF0\x9F\x94\xA5 might make it after all")});
+  auto a = Write(
+      {Msg("bob", "just got covered by TechCrunch \xF0\x9F\x94\xA5 might make it after all")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "bob");
   CHECK(a[0].content == "Just got covered by TechCrunch, might make it after all");
@@ -383,7 +384,7 @@ TEST_CASE("validation drops each bad action with its reason", "[writer][validate
   WriterAction unknown;
   unknown.type_name = "DELETE";
   std::vector<WriterAction> actions = {
-      Add("Alice", "alice", "profile", "Alice likes maps"),          // 0 ok (alias)
+      Add("Alice", "alice", "profile", "Alice likes maps"),           // 0 ok (alias)
       Add("mallory", "alice", "core", "Mallory is new"),              // 1 unknown_owner
       Add("alice", "mallory", "core", "Alice is tall"),               // 2 unknown_source
       Add("alice", "alice", "mood", "Alice is sad"),                  // 3 bad_layer
@@ -407,11 +408,11 @@ TEST_CASE("validation drops each bad action with its reason", "[writer][validate
   std::map<size_t, std::string> got;
   for (const auto& r : rep.rejected) got[r.index] = r.reason;
   std::map<size_t, std::string> want = {
-      {1, "unknown_owner"},     {2, "unknown_source"},    {3, "bad_layer"},
-      {4, "scope_mismatch"},    {5, "scope_mismatch"},    {6, "missing_entry"},
-      {7, "entry_not_active"},  {8, "operator_locked"},   {9, "unchanged_update"},
+      {1, "unknown_owner"},       {2, "unknown_source"},      {3, "bad_layer"},
+      {4, "scope_mismatch"},      {5, "scope_mismatch"},      {6, "missing_entry"},
+      {7, "entry_not_active"},    {8, "operator_locked"},     {9, "unchanged_update"},
       {10, "duplicate_in_batch"}, {11, "duplicate_of_state"}, {12, "empty_content"},
-      {13, "unknown_action"},   {16, "content_too_long"}, {18, "over_budget"}};
+      {13, "unknown_action"},     {16, "content_too_long"},   {18, "over_budget"}};
   CHECK(got == want);
   REQUIRE(rep.accepted.size() == 4);
   CHECK(rep.accepted[0].owner == "alice");  // alias resolved to the id
@@ -442,8 +443,10 @@ TEST_CASE("BuildApply fills ids, provenance, time and chain links", "[writer][va
   u.utype = "decision";
   rep.accepted.push_back(u);
   std::vector<storage::Message> seg(3);
-  seg[0] = storage::Message{"m1", 11, "Bob", "bob", "I prefer concise checklists", 1000, "s2", 0, "", {}};
-  seg[1] = storage::Message{"m2", 12, "Alice", "alice", "The offsite moves to Porto", 2000, "s2", 1, "", {}};
+  seg[0] = storage::Message{"m1", 11,   "Bob", "bob", "I prefer concise checklists",
+                            1000, "s2", 0,     "",    {}};
+  seg[1] = storage::Message{"m2", 12,   "Alice", "alice", "The offsite moves to Porto",
+                            2000, "s2", 1,       "",      {}};
   seg[2] = storage::Message{"m3", 13, "Chen", "chen", "lol", 3000, "s2", 2, "", {}};
   storage::WriterState state;
   state.cursor_seq = 10;
@@ -473,8 +476,8 @@ TEST_CASE("a record's provenance holds what its best support answers", "[writer]
   ValidationReport rep;
   rep.accepted.push_back(Add("bob", "bob", "core", "Bob is up for drinks at the harbour bar"));
   std::vector<storage::Message> seg(4);
-  seg[0] = storage::Message{"m1", 1, "Alice", "alice", "Drinks at the harbour bar after?", 1000,
-                            "s1", 0, "", {}};
+  seg[0] = storage::Message{"m1", 1,    "Alice", "alice", "Drinks at the harbour bar after?",
+                            1000, "s1", 0,       "",      {}};
   seg[1] = storage::Message{"m2", 2, "Chen", "chen", "the weather is nice", 2000, "s1", 1, "", {}};
   seg[2] = storage::Message{"m3", 3, "Bob", "bob", "I'm up for drinks", 3000, "s1", 2, "m1", {}};
   seg[3] = storage::Message{"m4", 4, "Dana", "dana", "lol", 4000, "s1", 3, "", {}};
@@ -501,8 +504,10 @@ TEST_CASE("the Writer sees each message's reply target, in the segment or the st
   storage::ChannelRef ch{"default", "c"};
   std::vector<storage::Message> msgs;
   for (const auto& [id, speaker, reply] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"m1", "Alice", ""}, {"m2", "Bob", "m1"}, {"m3", "Chen", "m2"}, {"m4", "Dana", "gone"}}) {
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"m1", "Alice", ""},
+                                                                      {"m2", "Bob", "m1"},
+                                                                      {"m3", "Chen", "m2"},
+                                                                      {"m4", "Dana", "gone"}}) {
     storage::Message m;
     m.message_id = id;
     m.speaker = speaker;
