@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/ingest_wire.pb.h"
+#include "server/wire_message.h"
 #include "storage/validation.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,18 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<speakermem::storage::Message> msgs;
   std::vector<absl::string_view> chans;
   for (const auto& m : req.messages()) {
-    // As server/convert.cc FromWire.
-    speakermem::storage::Message out;
-    out.message_id = m.message_id();
-    out.speaker = m.speaker();
-    out.speaker_id = m.speaker_id();
-    out.text = m.text();
-    out.timestamp_ms = m.timestamp_ms();
-    out.session = m.session();
-    out.turn = m.turn();
-    out.reply_to = m.reply_to();
-    for (const auto& e : m.metadata()) out.metadata[e.key()] = e.value();
-    msgs.push_back(std::move(out));
+    msgs.push_back(speakermem::server::FromWire(m));
     chans.push_back(m.channel());
   }
   speakermem::storage::IngestLimits limits;

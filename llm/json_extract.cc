@@ -6,26 +6,38 @@
 namespace speakermem::llm {
 namespace {
 
+// Whether a left-to-right scan of JSON text is inside a string literal.
+class StringState {
+ public:
+  // Consumes `c`; true when it belongs to a string literal (quotes included).
+  bool Consume(char c) {
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      return true;
+    }
+    in_string_ = c == '"';
+    return in_string_;
+  }
+
+ private:
+  bool in_string_ = false, escaped_ = false;
+};
+
 // End (exclusive) of the balanced JSON value starting at text[start] ('{' or
 // '['), honouring strings and escapes; npos when unbalanced.
 size_t BalancedEnd(absl::string_view text, size_t start) {
   int depth = 0;
-  bool in_string = false, escaped = false;
+  StringState str;
   for (size_t i = start; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
+    const char c = text[i];
+    if (str.Consume(c)) continue;
+    if (c == '{' || c == '[') {
       ++depth;
     } else if (c == '}' || c == ']') {
       if (--depth == 0) return i + 1;
@@ -46,21 +58,13 @@ std::string Excerpt(absl::string_view text) {
 std::string StripTrailingCommas(absl::string_view json) {
   std::string out;
   out.reserve(json.size());
-  bool in_string = false, escaped = false;
+  StringState str;
   for (size_t i = 0; i < json.size(); ++i) {
-    char c = json[i];
-    if (in_string) {
+    const char c = json[i];
+    if (str.Consume(c)) {
       out.push_back(c);
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
       continue;
     }
-    if (c == '"') in_string = true;
     if (c == ',') {
       size_t j = i + 1;
       while (j < json.size() &&

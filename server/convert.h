@@ -13,6 +13,7 @@
 #include "engine/memory.h"
 #include "eval/writer_rewards.h"
 #include "server/ingest_wire.pb.h"
+#include "server/wire_message.h"
 #include "speakermem/v1/speakermem.pb.h"
 #include "storage/types.h"
 
@@ -23,7 +24,6 @@ grpc::Status ToGrpc(const absl::Status& status);
 // Name of a canonical code, e.g. "INVALID_ARGUMENT", for metric labels.
 std::string CodeName(grpc::StatusCode code);
 
-storage::Message FromWire(const wire::Message& m);
 void ToProto(const storage::Message& m, const std::string& channel, v1::DialogueMessage* out);
 void ToProto(const storage::RosterEntry& e, v1::RosterEntry* out);
 void ToProto(const storage::ChannelInfo& c, v1::ChannelInfo* out);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/net.h"
 #include "nlohmann/json.hpp"
 
 namespace speakermem::testing {
@@ -21,16 +22,6 @@ using json = nlohmann::json;
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-bool SendAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 const char* Reason(int status) {
