@@ -1,157 +1,30 @@
 #include "writer/writer_service.h"
 
 #include <algorithm>
-#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
-#include <unordered_map>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/time.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
-#include "nlohmann/json.hpp"
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
-#include "retrieval/text.h"
 #include "storage/store.h"
+#include "writer/head_cache.h"
 #include "writer/segmenter.h"
+#include "writer/transition_json.h"
 #include "writer/validate.h"
+#include "writer/writer_metrics.h"
 
 namespace speakermem::writer {
 namespace {
 
 using storage::ChannelRef;
-
-// Writer metrics; all no-ops without a registry.
-class WriterMetrics {
- public:
-  explicit WriterMetrics(prometheus::Registry* r) {
-    if (r == nullptr) return;
-    backlog_ = &prometheus::BuildGauge()
-                    .Name("speakermem_writer_backlog_messages")
-                    .Help("Messages stored but not yet derived by the Writer.")
-                    .Register(*r)
-                    .Add({});
-    queue_ = &prometheus::BuildGauge()
-                  .Name("speakermem_writer_queue_depth")
-                  .Help("Channels waiting for a Writer worker.")
-                  .Register(*r)
-                  .Add({});
-    latency_ = &prometheus::BuildHistogram()
-                    .Name("speakermem_writer_segment_seconds")
-                    .Help("Time to derive and apply one segment, model calls included.")
-                    .Register(*r)
-                    .Add({}, prometheus::Histogram::BucketBoundaries{
-                                 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120});
-    segments_ = &prometheus::BuildCounter()
-                     .Name("speakermem_writer_segments_total")
-                     .Help(
-                         "Segments by outcome: applied, all_rejected (applied, but every "
-                         "action was refused), parked, recovered (a parked one applied later).")
-                     .Register(*r);
-    actions_ = &prometheus::BuildCounter()
-                    .Name("speakermem_writer_actions_total")
-                    .Help("Writer actions applied, by type (add, update, noop).")
-                    .Register(*r);
-    rejected_ = &prometheus::BuildCounter()
-                     .Name("speakermem_writer_rejected_actions_total")
-                     .Help("Writer actions dropped by validation, by reason.")
-                     .Register(*r);
-    parked_ = &prometheus::BuildGauge()
-                   .Name("speakermem_writer_parked_segments")
-                   .Help("Segments set aside after repeated failures, awaiting retry.")
-                   .Register(*r)
-                   .Add({});
-  }
-  void SetBacklog(double v) {
-    if (backlog_) backlog_->Set(v);
-  }
-  void SetQueue(double v) {
-    if (queue_) queue_->Set(v);
-  }
-  void ObserveSegment(double secs) {
-    if (latency_) latency_->Observe(secs);
-  }
-  void Segment(const std::string& outcome) {
-    if (segments_) segments_->Add({{"outcome", outcome}}).Increment();
-  }
-  void Action(const std::string& type, double n) {
-    if (actions_ && n > 0) actions_->Add({{"type", type}}).Increment(n);
-  }
-  void Rejected(const std::string& reason) {
-    if (rejected_) rejected_->Add({{"reason", reason}}).Increment();
-  }
-  void ParkedDelta(double d) {
-    if (parked_) parked_->Increment(d);
-  }
-
- private:
-  prometheus::Gauge* backlog_ = nullptr;
-  prometheus::Gauge* queue_ = nullptr;
-  prometheus::Histogram* latency_ = nullptr;
-  prometheus::Family<prometheus::Counter>* segments_ = nullptr;
-  prometheus::Family<prometheus::Counter>* actions_ = nullptr;
-  prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
-  prometheus::Gauge* parked_ = nullptr;
-};
-
-// A channel's current heads, kept in step with the Writer's own applies so a
-// segment does not re-read every record of the channel. Reloaded when the
-// record counter moved by other hands (corrections, re-derivation).
-struct HeadCache {
-  uint64_t next_record = 0;
-  std::map<std::string, storage::Record> heads;
-  // Stemmed content words of each head, computed once.
-  std::map<std::string, std::vector<std::string>> tokens;
-  // (owner, layer, normalised content) of the heads, for duplicate checks.
-  std::set<std::tuple<std::string, std::string, std::string>> keys;
-  // Word -> heads using it, and each owner's heads in creation order: the
-  // candidates BoundHeads ranks, so a segment costs what it touches, not
-  // the channel's size.
-  std::unordered_map<std::string, std::set<std::string>> postings;
-  std::map<std::string, std::set<std::string>> by_owner;
-
-  void Put(const storage::Record& r) {
-    heads[r.record_id] = r;
-    keys.emplace(r.owner, r.layer, NormalizeContent(r.content));
-    by_owner[r.owner].insert(r.record_id);
-    std::vector<std::string> t;
-    for (auto& tok : retrieval::StemmedTokens(r.content)) {
-      if (!retrieval::IsStopword(tok)) t.push_back(std::move(tok));
-    }
-    for (const auto& tok : t) postings[tok].insert(r.record_id);
-    tokens[r.record_id] = std::move(t);
-  }
-  void Erase(const std::string& id) {
-    auto it = heads.find(id);
-    if (it != heads.end()) {
-      keys.erase({it->second.owner, it->second.layer, NormalizeContent(it->second.content)});
-      by_owner[it->second.owner].erase(id);
-    }
-    auto t = tokens.find(id);
-    if (t != tokens.end()) {
-      for (const auto& tok : t->second) {
-        auto p = postings.find(tok);
-        if (p != postings.end()) p->second.erase(id);
-      }
-    }
-    heads.erase(id);
-    tokens.erase(id);
-  }
-};
 
 struct ChannelWork {
   bool queued = false;
@@ -211,25 +84,11 @@ class WriterServiceImpl final : public WriterService {
                                                   const std::string& dir,
                                                   std::chrono::steady_clock::time_point deadline);
   void RetryParked(const ChannelRef& ch);
-  // What the Writer saw and said for one segment (trajectory capture).
-  struct DeriveTrace {
-    std::vector<WriterHead> heads;
-    std::vector<WriterRosterMember> roster;
-    std::string raw_text;  // last attempt's output
-    std::vector<WriterAction> actions;
-    bool json_valid = false;
-  };
   // Model + validation for a segment. Non-OK when the model kept failing.
   // `trace` (may be null) receives the input and the last output.
   absl::StatusOr<ValidationReport> Derive(storage::Store* store, const ChannelRef& ch,
                                           const Segment& seg, ValidationContext* ctx,
                                           uint32_t* attempts, DeriveTrace* trace = nullptr);
-  // The captured transition of an applied segment, as JSON in the layout of
-  // the reference trajectories.
-  std::string TransitionJson(const ChannelRef& ch, const Segment& seg, const DeriveTrace& trace,
-                             const ValidationReport& report, const storage::SegmentApply& apply);
-  std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg,
-                                     const HeadCache* cache) const;
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -482,242 +341,6 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
   if (!stopping()) RetryParked(ch);
 }
 
-std::vector<WriterHead> WriterServiceImpl::BoundHeads(const ValidationContext& ctx,
-                                                      const Segment& seg,
-                                                      const HeadCache* cache) const {
-  std::set<std::string> speakers;
-  std::string text;
-  for (const auto& m : seg.messages) {
-    speakers.insert(m.speaker_id);
-    absl::StrAppend(&text, m.text, " ");
-  }
-  std::vector<std::string> seg_tokens = retrieval::StemmedTokens(text);
-  absl::flat_hash_set<std::string> seg_set(seg_tokens.begin(), seg_tokens.end());
-  // Candidates: heads sharing a word with the segment, plus the most recent
-  // heads of its speakers and of GROUP.
-  constexpr size_t kRecent = 32;
-  std::set<std::string> candidates;
-  if (cache != nullptr) {
-    // Rarest words first; words on more than a tenth of the heads say
-    // little about which ones matter, and a few hundred candidates suffice.
-    constexpr size_t kMaxCandidates = 400;
-    std::vector<const std::set<std::string>*> lists;
-    const size_t common = std::max<size_t>(50, cache->heads.size() / 10);
-    for (const auto& tok : seg_set) {
-      if (retrieval::IsStopword(tok)) continue;
-      auto p = cache->postings.find(tok);
-      if (p != cache->postings.end() && !p->second.empty() && p->second.size() <= common) {
-        lists.push_back(&p->second);
-      }
-    }
-    std::sort(lists.begin(), lists.end(),
-              [](const auto* a, const auto* b) { return a->size() < b->size(); });
-    for (const auto* l : lists) {
-      if (candidates.size() >= kMaxCandidates) break;
-      candidates.insert(l->begin(), l->end());
-    }
-    std::vector<std::string> owners(speakers.begin(), speakers.end());
-    owners.push_back(kGroupOwner);
-    for (const auto& o : owners) {
-      auto it = cache->by_owner.find(o);
-      if (it == cache->by_owner.end()) continue;
-      size_t n = 0;
-      for (auto r = it->second.rbegin(); r != it->second.rend() && n < kRecent; ++r, ++n) {
-        candidates.insert(*r);
-      }
-    }
-  } else {
-    for (const auto& [id, r] : ctx.heads()) candidates.insert(id);
-  }
-  struct Ranked {
-    int tier;  // 0: a segment speaker's or GROUP's; 1: others
-    double sim;
-    const storage::Record* r;
-  };
-  std::vector<Ranked> ranked;
-  const auto& heads = ctx.heads();
-  for (const auto& id : candidates) {
-    auto h = heads.find(id);
-    if (h == heads.end() || !h->second.active()) continue;
-    const storage::Record& r = h->second;
-    std::vector<std::string> computed;
-    const std::vector<std::string>* toks = nullptr;
-    if (cache != nullptr) {
-      auto it = cache->tokens.find(id);
-      if (it != cache->tokens.end()) toks = &it->second;
-    }
-    if (toks == nullptr) {
-      computed = retrieval::StemmedTokens(r.content);
-      toks = &computed;
-    }
-    double overlap = 0;
-    for (const auto& t : *toks) overlap += seg_set.contains(t);
-    double sim = toks->empty() ? 0 : overlap / static_cast<double>(toks->size());
-    int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
-    ranked.push_back(Ranked{tier, sim, &r});
-  }
-  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
-    if (a.tier != b.tier) return a.tier < b.tier;
-    if (a.sim != b.sim) return a.sim > b.sim;
-    return a.r->record_id > b.r->record_id;  // newer first
-  });
-  // A segment shorter than the window gets its share of the heads and their
-  // budget (at least a quarter): a small segment does not resend everything.
-  const double share = std::clamp(static_cast<double>(seg.messages.size()) /
-                                      static_cast<double>(std::max<size_t>(1, options_.window)),
-                                  0.25, 1.0);
-  std::vector<WriterHead> out;
-  size_t tokens = 0;
-  for (const auto& x : ranked) {
-    if (out.size() >= std::ceil(share * static_cast<double>(options_.max_heads))) break;
-    size_t cost = llm::EstimateTokens(x.r->content) + 8;
-    if (tokens + cost > share * static_cast<double>(options_.head_token_budget)) continue;
-    tokens += cost;
-    const storage::Record& r = *x.r;
-    out.push_back(
-        WriterHead{r.record_id, r.layer, r.owner, r.source, r.utype, r.content, r.valid_at_ms});
-  }
-  return out;
-}
-
-namespace {
-
-std::string IsoTime(int64_t ms) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(ms), absl::UTCTimeZone());
-}
-
-nlohmann::json EntryJson(const std::string& id, const std::string& owner, const std::string& source,
-                         const std::string& layer, const std::string& utype,
-                         const std::string& content, int64_t valid_at_ms,
-                         const std::vector<std::string>& from_ids,
-                         const std::string& superseded_by) {
-  return {{"entry_id", id},
-          {"owner", owner},
-          {"source", source},
-          {"layer", PaperLayerName(layer)},
-          {"utype", utype},
-          {"content", content},
-          {"ts", IsoTime(valid_at_ms)},
-          {"from_ids", from_ids},
-          {"links", nlohmann::json::array()},
-          {"superseded_by", superseded_by}};
-}
-
-nlohmann::json ActionJson(const WriterAction& a) {
-  switch (a.type) {
-    case WriterAction::Type::kNoop:
-      return {{"action", "NOOP"}};
-    case WriterAction::Type::kUpdate:
-      return {{"action", "UPDATE"}, {"entry_id", a.entry_id}, {"content", a.content}};
-    case WriterAction::Type::kAdd:
-      return {{"action", "ADD"},    {"owner", a.owner},
-              {"source", a.source}, {"layer", PaperLayerName(a.layer)},
-              {"utype", a.utype},   {"content", a.content}};
-    default:
-      return {{"action", a.type_name}, {"content", a.content}};
-  }
-}
-
-}  // namespace
-
-std::string WriterServiceImpl::TransitionJson(const ChannelRef& ch, const Segment& seg,
-                                              const DeriveTrace& trace,
-                                              const ValidationReport& report,
-                                              const storage::SegmentApply& apply) {
-  (void)ch;
-  nlohmann::json msgs = nlohmann::json::array();
-  for (const auto& m : seg.messages) {
-    msgs.push_back({{"speaker", m.speaker},
-                    {"content", m.text},
-                    {"session", m.session},
-                    {"ts", IsoTime(m.timestamp_ms)},
-                    {"msg_id", m.message_id},
-                    {"meta", nlohmann::json::object()}});
-  }
-  nlohmann::json roster = nlohmann::json::array();
-  for (const auto& r : trace.roster) roster.push_back(r.speaker_id);
-  // The pre-state as the Writer saw it (the bounded heads), and as text.
-  nlohmann::json pre_entries = nlohmann::json::array(), pre_heads = nlohmann::json::array();
-  std::map<std::string, std::vector<const WriterHead*>> by_owner;
-  for (const auto& h : trace.heads) {
-    pre_entries.push_back(EntryJson(h.record_id, h.owner, h.source, h.layer, h.utype, h.content,
-                                    h.valid_at_ms, {}, ""));
-    pre_heads.push_back(h.record_id);
-    by_owner[h.owner].push_back(&h);
-  }
-  std::string pre_text = trace.heads.empty() ? "(no derived memory yet)" : "";
-  for (const auto& [owner, heads] : by_owner) {
-    absl::StrAppend(&pre_text, "  [", owner, "]\n");
-    for (const WriterHead* h : heads) {
-      absl::StrAppend(&pre_text, "    ", h->record_id, " [", h->layer, "|", h->source, "@",
-                      IsoTime(h->valid_at_ms).substr(0, 10), "] ", h->content, "\n");
-    }
-  }
-  // The post-state: the pre-state with this segment's changes.
-  std::map<std::string, std::string> superseded(apply.superseded.begin(), apply.superseded.end());
-  nlohmann::json post_entries = nlohmann::json::array(), post_heads = nlohmann::json::array(),
-                 edges = nlohmann::json::array();
-  for (const auto& h : trace.heads) {
-    auto it = superseded.find(h.record_id);
-    const std::string by = it == superseded.end() ? "" : it->second;
-    post_entries.push_back(EntryJson(h.record_id, h.owner, h.source, h.layer, h.utype, h.content,
-                                     h.valid_at_ms, {}, by));
-    if (by.empty()) post_heads.push_back(h.record_id);
-  }
-  nlohmann::json created = nlohmann::json::array(), updated_from = nlohmann::json::array();
-  for (const auto& r : apply.new_records) {
-    post_entries.push_back(EntryJson(r.record_id, r.owner, r.source, r.layer, r.utype, r.content,
-                                     r.valid_at_ms, r.from_ids, ""));
-    post_heads.push_back(r.record_id);
-    created.push_back(r.record_id);
-  }
-  for (const auto& [old_id, new_id] : apply.superseded) {
-    updated_from.push_back(old_id);
-    edges.push_back({{"old", old_id}, {"new", new_id}});
-  }
-  nlohmann::json actions = nlohmann::json::array(), errors = nlohmann::json::array();
-  for (const auto& a : trace.actions) actions.push_back(ActionJson(a));
-  for (const auto& r : report.rejected) {
-    errors.push_back({{"index", r.index}, {"reason", r.reason}});
-  }
-  size_t schema_errors = 0;
-  for (const auto& r : report.rejected) {
-    schema_errors += r.reason != "duplicate_in_batch" && r.reason != "duplicate_of_state" &&
-                     r.reason != "unchanged_update" && r.reason != "over_budget";
-  }
-  const size_t attempted = trace.actions.size();
-  nlohmann::json t = {{"session_id", seg.messages.front().session},
-                      {"ts", IsoTime(seg.messages.front().timestamp_ms)},
-                      {"messages", msgs},
-                      {"pre_state_text", pre_text},
-                      {"actions", actions},
-                      {"target_text", trace.raw_text},
-                      {"report",
-                       {{"json_valid", trace.json_valid},
-                        {"attempted", attempted},
-                        {"applied", report.accepted.size()},
-                        {"noop", report.noops},
-                        {"errors", errors},
-                        {"created_ids", created},
-                        {"updated_from", updated_from},
-                        {"schema_valid_actions", attempted - std::min(attempted, schema_errors)},
-                        {"valid", trace.json_valid && report.rejected.empty()}}},
-                      {"pre_state",
-                       {{"entries", pre_entries},
-                        {"heads", pre_heads},
-                        {"update_edges", nlohmann::json::array()},
-                        {"roster", roster}}},
-                      {"post_state",
-                       {{"entries", post_entries},
-                        {"heads", post_heads},
-                        {"update_edges", edges},
-                        {"roster", roster}}},
-                      {"segment_first_seq", seg.first_seq()},
-                      {"segment_last_seq", seg.last_seq()},
-                      {"metadata", {{"captured_ms", clock_->NowMs()}}}};
-  return t.dump();
-}
-
 absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store,
                                                            const ChannelRef& ch, const Segment& seg,
                                                            ValidationContext* ctx,
@@ -755,7 +378,7 @@ absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store
 
   WriterInput in;
   in.roster = ctx->roster;
-  in.heads = BoundHeads(*ctx, seg, head_cache);
+  in.heads = BoundHeads(*ctx, seg, head_cache, options_);
   in.max_actions = ctx->max_actions;
   in.messages = ToWriterMessages(store, ch, seg.messages);
   absl::Status last = absl::UnknownError("no attempt");
@@ -814,7 +437,7 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
     if (report->accepted.empty() && !report->rejected.empty()) outcome = "all_rejected";
     apply = BuildApply(*report, ctx, seg.messages, state, clock_->NowMs());
     if (capture) {
-      apply.transition = TransitionJson(ch, seg, trace, *report, apply);
+      apply.transition = TransitionJson(seg, trace, *report, apply, clock_->NowMs());
       apply.transition_seq = seg.first_seq();
     }
   } else {

@@ -1,0 +1,137 @@
+#include "writer/head_cache.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "retrieval/text.h"
+
+namespace speakermem::writer {
+
+void HeadCache::Put(const storage::Record& r) {
+  heads[r.record_id] = r;
+  keys.emplace(r.owner, r.layer, NormalizeContent(r.content));
+  by_owner[r.owner].insert(r.record_id);
+  std::vector<std::string> t;
+  for (auto& tok : retrieval::StemmedTokens(r.content)) {
+    if (!retrieval::IsStopword(tok)) t.push_back(std::move(tok));
+  }
+  for (const auto& tok : t) postings[tok].insert(r.record_id);
+  tokens[r.record_id] = std::move(t);
+}
+void HeadCache::Erase(const std::string& id) {
+  auto it = heads.find(id);
+  if (it != heads.end()) {
+    keys.erase({it->second.owner, it->second.layer, NormalizeContent(it->second.content)});
+    by_owner[it->second.owner].erase(id);
+  }
+  auto t = tokens.find(id);
+  if (t != tokens.end()) {
+    for (const auto& tok : t->second) {
+      auto p = postings.find(tok);
+      if (p != postings.end()) p->second.erase(id);
+    }
+  }
+  heads.erase(id);
+  tokens.erase(id);
+}
+
+std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg,
+                                   const HeadCache* cache, const WriterOptions& options) {
+  std::set<std::string> speakers;
+  std::string text;
+  for (const auto& m : seg.messages) {
+    speakers.insert(m.speaker_id);
+    absl::StrAppend(&text, m.text, " ");
+  }
+  std::vector<std::string> seg_tokens = retrieval::StemmedTokens(text);
+  absl::flat_hash_set<std::string> seg_set(seg_tokens.begin(), seg_tokens.end());
+  // Candidates: heads sharing a word with the segment, plus the most recent
+  // heads of its speakers and of GROUP.
+  constexpr size_t kRecent = 32;
+  std::set<std::string> candidates;
+  if (cache != nullptr) {
+    // Rarest words first; words on more than a tenth of the heads say
+    // little about which ones matter, and a few hundred candidates suffice.
+    constexpr size_t kMaxCandidates = 400;
+    std::vector<const std::set<std::string>*> lists;
+    const size_t common = std::max<size_t>(50, cache->heads.size() / 10);
+    for (const auto& tok : seg_set) {
+      if (retrieval::IsStopword(tok)) continue;
+      auto p = cache->postings.find(tok);
+      if (p != cache->postings.end() && !p->second.empty() && p->second.size() <= common) {
+        lists.push_back(&p->second);
+      }
+    }
+    std::sort(lists.begin(), lists.end(),
+              [](const auto* a, const auto* b) { return a->size() < b->size(); });
+    for (const auto* l : lists) {
+      if (candidates.size() >= kMaxCandidates) break;
+      candidates.insert(l->begin(), l->end());
+    }
+    std::vector<std::string> owners(speakers.begin(), speakers.end());
+    owners.push_back(kGroupOwner);
+    for (const auto& o : owners) {
+      auto it = cache->by_owner.find(o);
+      if (it == cache->by_owner.end()) continue;
+      size_t n = 0;
+      for (auto r = it->second.rbegin(); r != it->second.rend() && n < kRecent; ++r, ++n) {
+        candidates.insert(*r);
+      }
+    }
+  } else {
+    for (const auto& [id, r] : ctx.heads()) candidates.insert(id);
+  }
+  struct Ranked {
+    int tier;  // 0: a segment speaker's or GROUP's; 1: others
+    double sim;
+    const storage::Record* r;
+  };
+  std::vector<Ranked> ranked;
+  const auto& heads = ctx.heads();
+  for (const auto& id : candidates) {
+    auto h = heads.find(id);
+    if (h == heads.end() || !h->second.active()) continue;
+    const storage::Record& r = h->second;
+    std::vector<std::string> computed;
+    const std::vector<std::string>* toks = nullptr;
+    if (cache != nullptr) {
+      auto it = cache->tokens.find(id);
+      if (it != cache->tokens.end()) toks = &it->second;
+    }
+    if (toks == nullptr) {
+      computed = retrieval::StemmedTokens(r.content);
+      toks = &computed;
+    }
+    double overlap = 0;
+    for (const auto& t : *toks) overlap += seg_set.contains(t);
+    double sim = toks->empty() ? 0 : overlap / static_cast<double>(toks->size());
+    int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
+    ranked.push_back(Ranked{tier, sim, &r});
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.sim != b.sim) return a.sim > b.sim;
+    return a.r->record_id > b.r->record_id;  // newer first
+  });
+  // A segment shorter than the window gets its share of the heads and their
+  // budget (at least a quarter): a small segment does not resend everything.
+  const double share = std::clamp(static_cast<double>(seg.messages.size()) /
+                                      static_cast<double>(std::max<size_t>(1, options.window)),
+                                  0.25, 1.0);
+  std::vector<WriterHead> out;
+  size_t tokens = 0;
+  for (const auto& x : ranked) {
+    if (out.size() >= std::ceil(share * static_cast<double>(options.max_heads))) break;
+    size_t cost = llm::EstimateTokens(x.r->content) + 8;
+    if (tokens + cost > share * static_cast<double>(options.head_token_budget)) continue;
+    tokens += cost;
+    const storage::Record& r = *x.r;
+    out.push_back(
+        WriterHead{r.record_id, r.layer, r.owner, r.source, r.utype, r.content, r.valid_at_ms});
+  }
+  return out;
+}
+
+}  // namespace speakermem::writer

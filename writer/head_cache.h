@@ -1,0 +1,53 @@
+// The heads the Writer is shown for a segment: a per-channel cache of the
+// current heads with a word index, and the bounded, ranked selection of the
+// heads a segment gets (writer.max_heads, writer.head_token_budget).
+// Internal to writer/.
+#ifndef SPEAKERMEM_WRITER_HEAD_CACHE_H_
+#define SPEAKERMEM_WRITER_HEAD_CACHE_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "storage/types.h"
+#include "writer/segmenter.h"
+#include "writer/validate.h"
+#include "writer/writer_model.h"
+#include "writer/writer_service.h"
+
+namespace speakermem::writer {
+
+// A channel's current heads, kept in step with the Writer's own applies so a
+// segment does not re-read every record of the channel. Reloaded when the
+// record counter moved by other hands (corrections, re-derivation).
+struct HeadCache {
+  uint64_t next_record = 0;
+  std::map<std::string, storage::Record> heads;
+  // Stemmed content words of each head, computed once.
+  std::map<std::string, std::vector<std::string>> tokens;
+  // (owner, layer, normalised content) of the heads, for duplicate checks.
+  std::set<std::tuple<std::string, std::string, std::string>> keys;
+  // Word -> heads using it, and each owner's heads in creation order: the
+  // candidates BoundHeads ranks, so a segment costs what it touches, not
+  // the channel's size.
+  std::unordered_map<std::string, std::set<std::string>> postings;
+  std::map<std::string, std::set<std::string>> by_owner;
+
+  void Put(const storage::Record& r);
+  void Erase(const std::string& id);
+};
+
+// The heads shown to the Writer for `seg`: candidates (heads sharing a word
+// with the segment, the most recent heads of its speakers and of GROUP; every
+// head of `ctx` without a cache) ranked by tier and word overlap, within the
+// segment's share of options.max_heads and options.head_token_budget.
+std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg,
+                                   const HeadCache* cache, const WriterOptions& options);
+
+}  // namespace speakermem::writer
+
+#endif  // SPEAKERMEM_WRITER_HEAD_CACHE_H_
