@@ -17,7 +17,7 @@ using eval::QuestionScore;
 using eval::Setting;
 
 std::vector<eval::TunableConstant> Floors() {
-  return {{"provenance_weight", {0, 0.5, 1, 2, 4, 8}},
+  return {{"provenance_weight", {0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128}},
           {"record_floor", {0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2}},
           {"fallback_floor", {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6}}};
 }

@@ -55,8 +55,8 @@ struct RowParams {
   // best-ranked of its from_ids in the same query's System 1 evidence:
   // memory backed by the messages recall found relevant counts more, memory
   // with no word of the issue still counts nothing. Same for both embedders.
-  double provenance_weight = 8.0;
-  double record_floor_offline = 0.3;
+  double provenance_weight = 32.0;
+  double record_floor_offline = 0.8;
   double fallback_floor_offline = 0.0;
   double record_floor_model = 0.30;
   double fallback_floor_model = 0.25;

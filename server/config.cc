@@ -251,11 +251,12 @@ std::vector<Knob> BuildKnobs() {
       "System 2 rows: a record's similarity is multiplied by 1 + this x the "
       "rank weight of its best-ranked supporting message in the query's System "
       "1 evidence.",
-      [](C* c) { return &c->memory.rows.provenance_weight; }, 0, 10));
+      [](C* c) { return &c->memory.rows.provenance_weight; }, 0, 1000));
   k.push_back(DoubleKnob(
       "retrieval", "record_floor_offline",
-      "System 2 rows: least similarity to the issue (half cosine, half share "
-      "of the issue's words) for a record to enter its row, offline embedder.",
+      "System 2 rows: least score (similarity to the issue, half cosine, half share "
+      "of the issue's words, times the provenance boost) for a record to enter its row, "
+      "offline embedder.",
       [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 10));
   k.push_back(DoubleKnob(
       "retrieval", "fallback_floor_offline",
