@@ -11,22 +11,7 @@
 #include "absl/status/statusor.h"
 #include "storage/types.h"
 
-namespace speakermem::storage {
-class Store;
-}
-
 namespace speakermem::retrieval {
-
-class LexicalIndex;
-
-struct RetrievalRequest {
-  storage::ChannelRef channel;
-  std::string question;
-  std::string asker;
-  int64_t start_ms = 0;  // inclusive; 0 = unbounded
-  int64_t end_ms = 0;    // exclusive; 0 = unbounded
-  uint32_t top_k = 10;   // System 1 messages returned
-};
 
 struct RetrievedMessage {
   storage::Message message;
@@ -57,11 +42,6 @@ struct StageTrace {
   uint64_t tokens_in = 0;
   uint64_t tokens_out = 0;
   std::string note;
-};
-
-struct RetrievalResult {
-  std::vector<RetrievedMessage> messages;  // best first
-  std::vector<StageTrace> trace;
 };
 
 }  // namespace speakermem::retrieval

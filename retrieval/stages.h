@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "llm/config.h"
 #include "llm/model_client.h"
+#include "storage/types.h"
 
 namespace speakermem::llm {
 class LlmMetrics;
@@ -21,9 +22,9 @@ namespace speakermem::retrieval {
 
 enum class Tense { kHead, kFull };
 
-// Reserved row names.
-inline constexpr char kRowAll[] = "ALL";
-inline constexpr char kRowGroup[] = "GROUP";
+// Reserved row names (storage/types.h).
+inline constexpr const auto& kRowAll = storage::kAllMembers;
+inline constexpr const auto& kRowGroup = storage::kGroupOwner;
 
 struct RosterMember {
   std::string speaker_id;

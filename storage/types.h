@@ -24,6 +24,11 @@ struct ChannelRef {
 // The tenant used until authentication maps API keys to tenants.
 inline constexpr char kDefaultTenant[] = "default";
 
+// The owner of group-scope records (the GROUP row of a query), and the row
+// name meaning every member. Reserved: no speaker may be named either.
+inline constexpr char kGroupOwner[] = "GROUP";
+inline constexpr char kAllMembers[] = "ALL";
+
 // One verbatim message (System 1, layer `episodic`).
 struct Message {
   std::string message_id;  // client id, or "~<seq>" when the client gave none

@@ -29,7 +29,7 @@ struct IngestLimits {
 
 // Speaker names that may not be used: they name rows of the query language.
 // Compared case-insensitively.
-inline constexpr const char* kReservedSpeakerNames[] = {"GROUP", "ALL"};
+inline constexpr const char* kReservedSpeakerNames[] = {kGroupOwner, kAllMembers};
 
 // Earliest and latest accepted timestamps: (0, 9999-12-31T23:59:59.999Z].
 inline constexpr int64_t kMaxTimestampMs = 253402300799999;

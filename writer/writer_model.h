@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "llm/config.h"
 #include "llm/model_client.h"
+#include "storage/types.h"
 
 namespace speakermem::writer {
 
@@ -26,7 +27,7 @@ std::string PaperLayerName(const std::string& layer);
 // True for the group layers (interaction, insight), owned by GROUP.
 bool IsGroupLayer(const std::string& layer);
 
-inline constexpr char kGroupOwner[] = "GROUP";
+using storage::kGroupOwner;
 
 struct WriterRosterMember {
   std::string speaker_id;
