@@ -26,10 +26,7 @@ enum class Tense { kHead, kFull };
 inline constexpr const auto& kRowAll = storage::kAllMembers;
 inline constexpr const auto& kRowGroup = storage::kGroupOwner;
 
-struct RosterMember {
-  std::string speaker_id;
-  std::vector<std::string> aliases;  // display names
-};
+using storage::RosterMember;
 
 // The compiled question (DESIGN 3.1).
 struct Projection {

@@ -43,6 +43,13 @@ struct Message {
   std::map<std::string, std::string> metadata;
 };
 
+// A member as the query stages and the Writer see one: the id and the
+// display names it was seen with.
+struct RosterMember {
+  std::string speaker_id;
+  std::vector<std::string> aliases;  // display names
+};
+
 // A speaker of a channel, keyed by speaker id.
 struct RosterEntry {
   std::string speaker_id;

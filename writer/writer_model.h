@@ -29,10 +29,7 @@ bool IsGroupLayer(const std::string& layer);
 
 using storage::kGroupOwner;
 
-struct WriterRosterMember {
-  std::string speaker_id;
-  std::vector<std::string> aliases;
-};
+using WriterRosterMember = storage::RosterMember;
 
 // A current head the Writer may UPDATE.
 struct WriterHead {
