@@ -12,6 +12,7 @@
 #include "engine/memory.h"
 #include "nlohmann/json.hpp"
 #include "retrieval/bm25_index.h"
+#include "storage/layers.h"
 #include "storage/validation.h"
 
 namespace speakermem::engine {
@@ -319,8 +320,8 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
     if (!record_ids.insert(r.record_id).second) {
       return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' repeats"));
     }
-    if (r.layer != "core" && r.layer != "profile" && r.layer != "interaction" &&
-        r.layer != "insight") {
+    const storage::LayerInfo* layer = storage::FindLayer(r.layer);
+    if (layer == nullptr || r.layer != layer->code) {
       return absl::InvalidArgumentError(absl::StrCat("record ", r.record_id, ": unknown layer"));
     }
     next_record = std::max(next_record, n + 1);

@@ -1,5 +1,7 @@
 #include "server/convert.h"
 
+#include "storage/layers.h"
+
 namespace speakermem::server {
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -95,7 +97,7 @@ void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRe
   out->set_source(r.source);
   out->set_owner(r.owner);
   out->set_layer(LayerEnum(r.layer));
-  out->set_scope(r.layer == "interaction" || r.layer == "insight" ? v1::GROUP : v1::PERSON);
+  out->set_scope(storage::IsGroupLayer(r.layer) ? v1::GROUP : v1::PERSON);
   out->set_utype(r.utype);
   out->set_event(r.event);
   out->set_valid_at_ms(r.valid_at_ms);

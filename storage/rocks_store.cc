@@ -19,6 +19,7 @@
 #include "rocksdb/write_batch.h"
 #include "storage/index_hint.h"
 #include "storage/keys.h"
+#include "storage/layers.h"
 #include "storage/migrate_ordinals.h"
 #include "storage/store.h"
 #include "storage/values.pb.h"
@@ -78,17 +79,17 @@ bool InTimeRange(const Message& m, int64_t start_ms, int64_t end_ms) {
   return true;
 }
 
-absl::StatusOr<ColumnFamily> LayerFamily(const std::string& layer) {
-  if (layer == "core") return ColumnFamily::kCore;
-  if (layer == "profile") return ColumnFamily::kProfile;
-  if (layer == "interaction") return ColumnFamily::kInteraction;
-  if (layer == "insight") return ColumnFamily::kInsight;
-  return absl::InvalidArgumentError(absl::StrCat("unknown layer '", layer, "'"));
-}
-
+// The column family of each layer, in storage/layers.h's table order.
 constexpr ColumnFamily kLayerFamilies[] = {ColumnFamily::kCore, ColumnFamily::kProfile,
                                            ColumnFamily::kInteraction, ColumnFamily::kInsight};
-constexpr const char* kLayerNames[] = {"core", "profile", "interaction", "insight"};
+static_assert(sizeof(kLayerFamilies) / sizeof(kLayerFamilies[0]) == kLayerCount);
+
+absl::StatusOr<ColumnFamily> LayerFamily(const std::string& layer) {
+  for (size_t i = 0; i < kLayerCount; ++i) {
+    if (layer == kLayerTable[i].code) return kLayerFamilies[i];
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown layer '", layer, "'"));
+}
 
 Record FromStoredRecord(const StoredRecord& sr, std::string id, std::string layer) {
   Record r;
@@ -931,8 +932,8 @@ absl::StatusOr<std::vector<Record>> RocksStore::ListRecords(const ChannelRef& ch
   const std::string prefix = keys::ChannelPrefix(ch);
   std::vector<Record> out;
   StoredRecord sr;
-  for (size_t i = 0; i < 4; ++i) {
-    if (!q.layer.empty() && q.layer != kLayerNames[i]) continue;
+  for (size_t i = 0; i < kLayerCount; ++i) {
+    if (!q.layer.empty() && q.layer != kLayerTable[i].code) continue;
     std::unique_ptr<rocksdb::Iterator> it(
         db_->NewIterator(rocksdb::ReadOptions(), cf(kLayerFamilies[i])));
     std::string start = prefix + q.after_id;
@@ -944,7 +945,7 @@ absl::StatusOr<std::vector<Record>> RocksStore::ListRecords(const ChannelRef& ch
       if (!q.owner.empty() && sr.owner() != q.owner) continue;
       if (!q.include_superseded && !sr.superseded_by().empty()) continue;
       out.push_back(
-          FromStoredRecord(sr, it->key().ToString().substr(prefix.size()), kLayerNames[i]));
+          FromStoredRecord(sr, it->key().ToString().substr(prefix.size()), kLayerTable[i].code));
     }
     SM_RETURN_IF_ERROR(FromRocks(it->status(), "scan records"));
   }

@@ -1,6 +1,7 @@
 #include "absl/strings/ascii.h"
 #include "llm/json_extract.h"
 #include "nlohmann/json.hpp"
+#include "storage/layers.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::writer {
@@ -8,23 +9,14 @@ namespace speakermem::writer {
 using json = nlohmann::json;
 
 std::string NormalizeLayer(const std::string& name) {
-  std::string n = absl::AsciiStrToLower(name);
-  if (n == "core" || n == "per_speaker_core") return "core";
-  if (n == "profile" || n == "per_speaker_profile") return "profile";
-  if (n == "interaction" || n == "group_interaction") return "interaction";
-  if (n == "insight" || n == "group_insight") return "insight";
-  return "";
+  const storage::LayerInfo* l = storage::FindLayer(name);
+  return l == nullptr ? "" : l->code;
 }
 
 std::string PaperLayerName(const std::string& layer) {
-  if (layer == "core") return "per_speaker_core";
-  if (layer == "profile") return "per_speaker_profile";
-  if (layer == "interaction") return "group_interaction";
-  if (layer == "insight") return "group_insight";
-  return layer;
+  const storage::LayerInfo* l = storage::FindLayer(layer);
+  return l == nullptr ? layer : l->paper;
 }
-
-bool IsGroupLayer(const std::string& layer) { return layer == "interaction" || layer == "insight"; }
 
 namespace {
 

@@ -13,19 +13,18 @@
 #include "absl/status/statusor.h"
 #include "llm/config.h"
 #include "llm/model_client.h"
+#include "storage/layers.h"
 #include "storage/types.h"
 
 namespace speakermem::writer {
 
-// Derived layers by code name, and the paper's names accepted on input.
-inline constexpr const char* kLayers[] = {"core", "profile", "interaction", "insight"};
-// "per_speaker_core" -> "core" etc.; a code name maps to itself; anything
-// else to "".
+// Layer names (storage/layers.h): "per_speaker_core" -> "core" etc.; a code
+// name maps to itself; anything else to "".
 std::string NormalizeLayer(const std::string& name);
 // "core" -> "per_speaker_core" etc.
 std::string PaperLayerName(const std::string& layer);
 // True for the group layers (interaction, insight), owned by GROUP.
-bool IsGroupLayer(const std::string& layer);
+using storage::IsGroupLayer;
 
 using storage::kGroupOwner;
 
