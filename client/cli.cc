@@ -38,6 +38,7 @@
 #include "eval/retrieval_eval.h"
 #include "eval/writer_eval.h"
 #include "nlohmann/json.hpp"
+#include "proto/layer_wire.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::cli {
@@ -332,24 +333,15 @@ int CmdIngest(client::Client* c, const Args& args) {
   return rc;
 }
 
-const char* LayerLabel(v1::Layer l) {
-  switch (l) {
-    case v1::CORE:
-      return "core";
-    case v1::PROFILE:
-      return "profile";
-    case v1::INTERACTION:
-      return "interaction";
-    case v1::INSIGHT:
-      return "insight";
-    default:
-      return "?";
-  }
+std::string LayerLabel(v1::Layer l) {
+  std::string code = api::LayerCode(l);
+  return code.empty() ? "?" : code;
 }
 
 void PrintRecord(const v1::DerivedRecord& r) {
-  std::printf("%-14s %-11s %-12s %-12s %-11s %s%s\n", r.record_id().c_str(), LayerLabel(r.layer()),
-              r.owner().c_str(), r.source().c_str(), r.utype().c_str(), r.content().c_str(),
+  std::printf("%-14s %-11s %-12s %-12s %-11s %s%s\n", r.record_id().c_str(),
+              LayerLabel(r.layer()).c_str(), r.owner().c_str(), r.source().c_str(),
+              r.utype().c_str(), r.content().c_str(),
               r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
 }
 
@@ -442,8 +434,9 @@ int CmdQuery(client::Client* c, const Args& args) {
       continue;
     }
     for (const auto& r : row.records()) {
-      std::printf("  %-10s %-11s from %-10s %s  %s%s\n", row.row().c_str(), LayerLabel(r.layer()),
-                  r.source().c_str(), ShortTime(r.valid_at_ms()).c_str(), r.content().c_str(),
+      std::printf("  %-10s %-11s from %-10s %s  %s%s\n", row.row().c_str(),
+                  LayerLabel(r.layer()).c_str(), r.source().c_str(),
+                  ShortTime(r.valid_at_ms()).c_str(), r.content().c_str(),
                   r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
     }
     for (const auto& r : row.sourced()) {

@@ -1,5 +1,6 @@
 #include "server/convert.h"
 
+#include "proto/layer_wire.h"
 #include "storage/layers.h"
 
 namespace speakermem::server {
@@ -67,36 +68,13 @@ void ToProto(const storage::AppendResult& r, const std::string& channel, v1::Ing
   }
 }
 
-std::string LayerName(v1::Layer layer) {
-  switch (layer) {
-    case v1::CORE:
-      return "core";
-    case v1::PROFILE:
-      return "profile";
-    case v1::INTERACTION:
-      return "interaction";
-    case v1::INSIGHT:
-      return "insight";
-    default:
-      return "";
-  }
-}
-
-v1::Layer LayerEnum(const std::string& name) {
-  if (name == "core") return v1::CORE;
-  if (name == "profile") return v1::PROFILE;
-  if (name == "interaction") return v1::INTERACTION;
-  if (name == "insight") return v1::INSIGHT;
-  return v1::LAYER_UNSPECIFIED;
-}
-
 void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRecord* out) {
   out->set_record_id(r.record_id);
   out->set_channel(channel);
   out->set_content(r.content);
   out->set_source(r.source);
   out->set_owner(r.owner);
-  out->set_layer(LayerEnum(r.layer));
+  out->set_layer(api::LayerEnum(r.layer));
   out->set_scope(storage::IsGroupLayer(r.layer) ? v1::GROUP : v1::PERSON);
   out->set_utype(r.utype);
   out->set_event(r.event);
@@ -118,7 +96,7 @@ storage::Record FromProto(const v1::DerivedRecord& r) {
   out.content = r.content();
   out.source = r.source();
   out.owner = r.owner();
-  out.layer = LayerName(r.layer());
+  out.layer = api::LayerCode(r.layer());
   out.utype = r.utype();
   out.event = r.event();
   out.valid_at_ms = r.valid_at_ms();

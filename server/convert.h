@@ -32,8 +32,6 @@ void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRe
 void ToProto(const storage::ParkedSegment& p, v1::ParkedSegment* out);
 
 // "core" <-> CORE etc.; "" for LAYER_UNSPECIFIED / unknown.
-std::string LayerName(v1::Layer layer);
-v1::Layer LayerEnum(const std::string& name);
 // The request's no_s2 and strict-freshness flags onto `p`; the wait for the
 // Writer is fresh_timeout_ms (0: 30 s) and never past `deadline`.
 void ApplyQueryFlags(const v1::QueryRequest& req, std::chrono::system_clock::time_point deadline,

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "engine/memory.h"
 #include "eval/writer_rewards.h"
+#include "proto/layer_wire.h"
 #include "server/auth.h"
 #include "server/convert.h"
 #include "server/ingest_stream.h"
@@ -237,7 +238,7 @@ class Service final : public RawServiceBase {
       if (absl::Status s = CheckName("owner", req->owner(), true); !s.ok()) return s;
       storage::RecordQuery q;
       q.owner = req->owner();
-      q.layer = LayerName(req->layer());
+      q.layer = api::LayerCode(req->layer());
       q.include_superseded = req->include_superseded();
       q.limit = req->page_size();
       std::string next;
