@@ -80,9 +80,10 @@ constexpr char kUsage[] =
     "      Append an operator correction to a record's chain (the Writer cannot undo it).\n"
     "  rederive --channel C [--timeout-ms N]\n"
     "      Rebuild the channel's System 2 from System 1 with the current Writer.\n"
-    "  eval rows [--config FILE] [--md REPORT.md] PATH...\n"
+    "  eval rows [--config FILE] [--md REPORT.md] [--dump SHOWN.jsonl] PATH...\n"
     "      System 2 rows: records per question, from_ids precision, coverage, empty\n"
-    "      rows, with the relevance floors chosen leave-one-conversation-out.\n"
+    "      rows, with the relevance floors chosen leave-one-conversation-out; --dump\n"
+    "      writes every question's shown records at the chosen floors, one JSON line each.\n"
     "  eval retrieval [--format auto|locomo|socialmem|jsonl] [--config FILE | --addr A]\n"
     "      [--out REPORT.json]\n"
     "      [--md REPORT.md] PATH...   (embedded: ablation and leave-one-\n"
@@ -1121,7 +1122,7 @@ int Main(int argc, char** argv) {
       }
       auto cfg = LoadEmbeddedConfig(args.Get("config"));
       if (!cfg.ok()) return Fail(cfg.status());
-      return RunRowsStudy(convs, cfg->memory, args.Get("md"));
+      return RunRowsStudy(convs, cfg->memory, args.Get("md"), args.Get("dump"));
     }
     return Usage("eval: expected 'eval writer', 'eval retrieval', 'eval rows' or 'eval report'");
   }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "client/embedded_engine.h"
 #include "eval/recall_tuning.h"
+#include "nlohmann/json.hpp"
 
 namespace speakermem::cli {
 namespace {
@@ -157,6 +158,7 @@ class RowsStudy {
       return static_cast<double>(n) / static_cast<double>(gold.size());
     };
     qs.recall[1] = covered({&s1});
+    if (dump_ != nullptr) Dump(conv, q, gold, *r, s);
     qs.extra = {{"shown", shown},
                 {"relevant", relevant},
                 {"s2_coverage", covered({&s2})},
@@ -166,15 +168,71 @@ class RowsStudy {
     return qs;
   }
 
-  int Run(const std::string& md_out);
+  int Run(const std::string& md_out, const std::string& dump_out);
 
  private:
+  // One JSON line per question: the projection, System 1 top-k and every
+  // shown record with its score, the System 1 rank backing it and whether
+  // its from_ids hold a gold message.
+  void Dump(const datasets::Conversation& conv, const datasets::Question& q,
+            const std::set<std::string>& gold, const engine::QueryResult& r, const Setting& s) {
+    std::map<std::string, const storage::Message*> by_id;
+    for (const auto& m : conv.messages) by_id[m.message_id] = &m;
+    std::map<std::string, size_t> s1_rank;
+    nlohmann::json j = {{"conversation", conv.channel},
+                        {"dataset", conv.dataset},
+                        {"question", q.question},
+                        {"category", q.category},
+                        {"issue", r.pipeline.projection.issue},
+                        {"rows", r.pipeline.projection.rows}};
+    for (const auto& g : gold) {
+      auto m = by_id.find(g);
+      j["gold"].push_back({{"id", g},
+                           {"speaker", m == by_id.end() ? "" : m->second->speaker_id},
+                           {"text", m == by_id.end() ? "" : m->second->text}});
+    }
+    for (size_t k = 0; k < r.pipeline.s1.size(); ++k) {
+      const auto& m = r.pipeline.s1[k].message;
+      s1_rank.emplace(m.message_id, k + 1);
+      j["s1"].push_back({{"id", m.message_id}, {"gold", gold.count(m.message_id) > 0}});
+    }
+    for (const auto& row : r.pipeline.s2) {
+      auto record = [&](const storage::Record& rec, double score, bool sourced) {
+        size_t rank = 0;
+        bool hit = false;
+        for (const auto& id : rec.from_ids) {
+          hit = hit || gold.count(id) > 0;
+          auto it = s1_rank.find(id);
+          if (it != s1_rank.end() && (rank == 0 || it->second < rank)) rank = it->second;
+        }
+        j["shown"].push_back({{"row", row.row},
+                              {"owner", rec.owner},
+                              {"source", rec.source},
+                              {"layer", rec.layer},
+                              {"content", rec.content},
+                              {"from_ids", rec.from_ids},
+                              {"gold", hit},
+                              {"score", score},
+                              {"s1_rank", rank},
+                              {"sourced", sourced}});
+      };
+      for (size_t i = 0; i < row.records.size(); ++i) {
+        record(row.records[i], i < row.scores.size() ? row.scores[i] : -1, false);
+      }
+      for (const auto& rec : row.sourced) record(rec, -1, true);
+      if (row.empty) j["empty_rows"].push_back(row.row);
+    }
+    (void)s;
+    std::fprintf(dump_, "%s\n", j.dump().c_str());
+  }
+
   const std::vector<datasets::Conversation>& convs_;
   const engine::MemoryOptions memory_;
   std::unique_ptr<EmbeddedEngine> engine_;
+  std::FILE* dump_ = nullptr;
 };
 
-int RowsStudy::Run(const std::string& md_out) {
+int RowsStudy::Run(const std::string& md_out, const std::string& dump_out) {
   auto fail = [](const absl::Status& s) {
     std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
     return 1;
@@ -296,15 +354,37 @@ int RowsStudy::Run(const std::string& md_out) {
                   "\n");
   std::printf("%s", md.c_str());
   if (!md_out.empty()) std::ofstream(md_out) << md;
+  if (!dump_out.empty()) {
+    // A fresh pass at the in-sample choice (the tuner's cache holds scores,
+    // not the records shown).
+    dump_ = std::fopen(dump_out.c_str(), "w");
+    if (dump_ == nullptr) return fail(absl::NotFoundError(absl::StrCat("cannot write ", dump_out)));
+    for (const auto& conv : convs_) {
+      std::set<std::string> ids;
+      for (const auto& m : conv.messages) ids.insert(m.message_id);
+      for (const auto& q : conv.questions) {
+        std::set<std::string> gold;
+        for (const auto& e : q.evidence) {
+          if (ids.count(e)) gold.insert(e);
+        }
+        if (gold.empty()) continue;
+        if (auto sc = Score(conv, q, gold, loo->in_sample); !sc.ok()) return fail(sc.status());
+      }
+    }
+    std::fclose(dump_);
+    dump_ = nullptr;
+    std::fprintf(stderr, "shown records at the in-sample choice written to %s\n", dump_out.c_str());
+  }
   return same ? 0 : 3;
 }
 
 }  // namespace
 
 int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
-                 const engine::MemoryOptions& memory, const std::string& md_out) {
+                 const engine::MemoryOptions& memory, const std::string& md_out,
+                 const std::string& dump_out) {
   RowsStudy study(conversations, memory);
-  return study.Run(md_out);
+  return study.Run(md_out, dump_out);
 }
 
 }  // namespace speakermem::cli

@@ -15,8 +15,11 @@ namespace speakermem::cli {
 // with the offline Writer, tunes the floors, prints markdown tables on
 // stdout (and to `md_out` when given). Returns the process exit code: 3 when
 // the compiled defaults are not the floors chosen on all conversations.
+// `dump_out`, when given, receives one JSON line per question with the
+// records shown at the in-sample choice (for diagnosis).
 int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
-                 const engine::MemoryOptions& memory, const std::string& md_out);
+                 const engine::MemoryOptions& memory, const std::string& md_out,
+                 const std::string& dump_out);
 
 }  // namespace speakermem::cli
 
