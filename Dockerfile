@@ -1,17 +1,19 @@
 # syntax=docker/dockerfile:1
-# Runtime packages: the Debian packages owning speakermemd's shared libraries
-# (FAISS is linked statically).
-# SpeakerMem: build stage runs the README's install and build scripts; the
-# runtime stage carries only the binaries and their runtime libraries.
+# SpeakerMem: the build stage installs the build dependencies (their own
+# layer: a code change does not reinstall them) and builds only the shipped
+# binaries; the runtime stage carries those binaries and the Debian packages
+# owning their shared libraries (FAISS is linked statically).
+# Checked end to end by deploy/image-check.sh (podman, no Docker engine).
 
 FROM debian:12 AS build
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends git ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
+ARG JOBS=2
+COPY deploy/install-deps.sh /src/deploy/install-deps.sh
+RUN /src/deploy/install-deps.sh --build-only
 WORKDIR /src
 COPY . .
-# The same scripts as the README's commands (dependencies, then build).
-RUN ./deploy/install-deps.sh && BUILD_TYPE=Release ./scripts/build.sh \
-    && strip build/server/speakermemd build/client/speakermem
+# The README's build script, limited to speakermemd and the CLI.
+RUN SHIPPED_ONLY=1 BUILD_TYPE=Release JOBS="$JOBS" BUILD_DIR=/src/build-image ./scripts/build.sh \
+    && strip build-image/server/speakermemd build-image/client/speakermem
 
 FROM debian:12-slim AS runtime
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
@@ -19,7 +21,7 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
       libcurl4 libutf8proc2 libprometheus-cpp-core1.0 libabsl20220623 libssl3 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /var/lib/speakermem --create-home speakermem
-COPY --from=build /src/build/server/speakermemd /src/build/client/speakermem /usr/local/bin/
+COPY --from=build /src/build-image/server/speakermemd /src/build-image/client/speakermem /usr/local/bin/
 COPY deploy/grpc_health_probe.sh /usr/local/bin/grpc_health_probe.sh
 USER speakermem
 VOLUME ["/var/lib/speakermem"]

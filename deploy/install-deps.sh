@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package the build, the tests and the demo need.
 # Idempotent: does nothing when they are all present. Uses sudo when not root.
+#   deploy/install-deps.sh               everything (build, tests, demo, image check)
+#   deploy/install-deps.sh --build-only  what building speakermemd and the CLI needs
+#                                        (the Dockerfile's build stage)
 set -euo pipefail
 
-PACKAGES=(
+# Building the shipped binaries.
+BUILD_PACKAGES=(
   g++ cmake ninja-build pkg-config ccache
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   librocksdb-dev libfaiss-dev libopenblas-dev libcurl4-openssl-dev
-  nlohmann-json3-dev catch2 prometheus-cpp-dev libutf8proc-dev libstemmer-dev
-  curl ca-certificates gnuplot-nox openssl libssl-dev clang-format
-  nginx-light prometheus docker-compose python3-grpcio python3-protobuf
+  nlohmann-json3-dev prometheus-cpp-dev libutf8proc-dev libstemmer-dev libssl-dev
 )
+# The tests, benchmarks and demo, and the tools they run: nginx, Prometheus,
+# docker-compose (config validation), podman and debootstrap (the image check).
+TEST_PACKAGES=(
+  catch2 curl ca-certificates gnuplot-nox openssl clang-format
+  nginx-light prometheus docker-compose python3-grpcio python3-protobuf python3-yaml
+  podman debootstrap
+)
+case "${1:-}" in
+  --build-only) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  "") PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [--build-only]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
