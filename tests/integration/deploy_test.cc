@@ -1,6 +1,7 @@
 // Deployment artefacts against the real server: every metric the Grafana
 // dashboard queries exists on /metrics, and a real Prometheus scrapes the
-// server and answers a query for the ingest counter. The Prometheus test
+// server, answers a query for the ingest counter and evaluates every panel's
+// expression of the Grafana dashboard without error. The Prometheus test
 // skips with a message only where prometheus is not installed (fails under
 // CI=true).
 #include <netinet/in.h>
@@ -9,6 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cstdio>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -106,7 +109,22 @@ TEST_CASE("every metric the Grafana dashboard queries exists on /metrics", "[dep
 
 int FreePort() { return FreeLoopbackPort(); }
 
-TEST_CASE("a real Prometheus scrapes speakermemd and answers for the ingest counter",
+// RFC 3986 percent-encoding of everything but unreserved characters.
+std::string PercentEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+TEST_CASE("a real Prometheus scrapes speakermemd and evaluates every dashboard expression",
           "[deploy][prometheus]") {
   const std::string binary = "/usr/bin/prometheus";
   if (!std::filesystem::exists(binary)) {
@@ -158,10 +176,31 @@ TEST_CASE("a real Prometheus scrapes speakermemd and answers for the ingest coun
     if (j.is_discarded() || j.value("status", "") != "success") continue;
     for (const auto& r : j["data"]["result"]) value = std::stod(r["value"][1].get<std::string>());
   }
+  CHECK(value == 7);
+  // Every expression of the Grafana dashboard, evaluated by this Prometheus
+  // over the scraped series: each must parse and run without error.
+  nlohmann::json dash = nlohmann::json::parse(
+      Slurp(SPEAKERMEM_SOURCE_DIR "/deploy/grafana/dashboards/speakermem.json"));
+  size_t evaluated = 0;
+  for (const auto& panel : dash["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      const std::string expr = target["expr"].get<std::string>();
+      INFO(panel.value("title", "") << ": " << expr);
+      const std::string query = "curl -s --max-time 5 -o " + out + " 'http://127.0.0.1:" +
+                                std::to_string(port) +
+                                "/api/v1/query?query=" + PercentEncode(expr) + "'";
+      REQUIRE(std::system(query.c_str()) == 0);
+      nlohmann::json j = nlohmann::json::parse(Slurp(out), nullptr, false);
+      REQUIRE_FALSE(j.is_discarded());
+      CHECK(j.value("status", "") == "success");
+      CHECK(j.value("error", "") == "");
+      ++evaluated;
+    }
+  }
+  CHECK(evaluated >= 15);
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
   INFO(Slurp(dir.Sub("prometheus.log")).substr(0, 2000));
-  CHECK(value == 7);
 }
 
 }  // namespace
