@@ -5,13 +5,11 @@
 // Commands: ingest, query, messages, roster, channels. `speakermem help`
 // prints the details. --addr defaults to $SPEAKERMEM_ADDR or
 // 127.0.0.1:50151; --api-key to $SPEAKERMEM_API_KEY.
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -19,27 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/cli_admin.h"
+#include "client/cli_common.h"
+#include "client/cli_eval.h"
 #include "client/client.h"
-#include "client/embedded_engine.h"
-#include "client/eval_report_cmd.h"
-#include "client/recall_study.h"
-#include "client/rows_study.h"
-#include "client/writer_study.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
-#include "engine/memory.h"
-#include "eval/judge.h"
-#include "eval/metrics.h"
-#include "eval/report.h"
-#include "eval/retrieval_eval.h"
-#include "eval/writer_eval.h"
-#include "nlohmann/json.hpp"
-#include "proto/layer_wire.h"
-#include "writer/writer_model.h"
 
 namespace speakermem::cli {
 namespace {
@@ -141,59 +126,7 @@ constexpr char kUsage[] =
     "  --timeout-ms N (per call, default 30000), --tls-ca FILE (env SPEAKERMEM_TLS_CA:\n"
     "  PEM roots to verify a TLS server; without it the connection is plaintext).\n";
 
-// Flags (--k v, --k=v, boolean --k) and positional arguments.
-struct Args {
-  std::map<std::string, std::string> flags;
-  std::vector<std::string> positional;
-
-  bool Has(const std::string& k) const { return flags.count(k) > 0; }
-  std::string Get(const std::string& k, const std::string& def = "") const {
-    auto it = flags.find(k);
-    return it == flags.end() ? def : it->second;
-  }
-};
-
-const char* const kBoolFlags[] = {"json",         "all",     "trace",     "help",  "wait",
-                                  "all-versions", "history", "no-answer", "texts", "fresh",
-                                  "pack",         "no-s2",   "ask"};
-
-bool IsBoolFlag(const std::string& name) {
-  for (const char* b : kBoolFlags) {
-    if (name == b) return true;
-  }
-  return false;
-}
-
-bool ParseArgs(int argc, char** argv, Args* args, std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--", 0) == 0 && a.size() > 2) {
-      std::string name = a.substr(2), value;
-      size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (IsBoolFlag(name)) {
-        value = "true";
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        *error = absl::StrCat("flag --", name, " needs a value");
-        return false;
-      }
-      args->flags[name] = value;
-    } else {
-      args->positional.push_back(a);
-    }
-  }
-  return true;
-}
-
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "speakermem: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
-               std::string(s.message()).c_str());
-  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-}
+}  // namespace
 
 int Usage(const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "speakermem: %s\n\n", error.c_str());
@@ -201,36 +134,7 @@ int Usage(const std::string& error) {
   return error.empty() ? 0 : 2;
 }
 
-std::string ShortTime(int64_t ms) {
-  std::string iso = FormatIsoUtc(ms);
-  return absl::StrCat(iso.substr(0, 10), " ", iso.substr(11, 5));
-}
-
-void PrintJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
-  std::cout << out << "\n";
-}
-
-absl::StatusOr<int64_t> TimeFlag(const Args& args, const std::string& name) {
-  if (!args.Has(name)) return 0;
-  absl::StatusOr<int64_t> t = datasets::ParseIsoTime(args.Get(name));
-  if (!t.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", t.status().message()));
-  }
-  return t;
-}
-
-absl::StatusOr<uint32_t> UintFlag(const Args& args, const std::string& name, uint32_t def) {
-  if (!args.Has(name)) return def;
-  uint32_t v = 0;
-  if (!absl::SimpleAtoi(args.Get(name), &v)) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, ": not a number"));
-  }
-  return v;
-}
+namespace {
 
 // Progress of a long ingest on a terminal: bar, counts, rate.
 class Progress {
@@ -259,20 +163,6 @@ class Progress {
   const bool enabled_;
   const std::chrono::steady_clock::time_point start_;
 };
-
-v1::DialogueMessage ToWire(const storage::Message& m) {
-  v1::DialogueMessage out;
-  out.set_message_id(m.message_id);
-  out.set_speaker(m.speaker);
-  out.set_speaker_id(m.speaker_id);
-  out.set_text(m.text);
-  out.set_timestamp_ms(m.timestamp_ms);
-  out.set_session(m.session);
-  out.set_turn(m.turn);
-  out.set_reply_to(m.reply_to);
-  for (const auto& [k, v] : m.metadata) (*out.mutable_metadata())[k] = v;
-  return out;
-}
 
 int CmdIngest(client::Client* c, const Args& args) {
   if (args.positional.size() < 2) return Usage("ingest: give at least one FILE");
@@ -332,18 +222,6 @@ int CmdIngest(client::Client* c, const Args& args) {
                 all.size(), stored, duplicates, rejected_total);
   }
   return rc;
-}
-
-std::string LayerLabel(v1::Layer l) {
-  std::string code = api::LayerCode(l);
-  return code.empty() ? "?" : code;
-}
-
-void PrintRecord(const v1::DerivedRecord& r) {
-  std::printf("%-14s %-11s %-12s %-12s %-11s %s%s\n", r.record_id().c_str(),
-              LayerLabel(r.layer()).c_str(), r.owner().c_str(), r.source().c_str(),
-              r.utype().c_str(), r.content().c_str(),
-              r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
 }
 
 int CmdQuery(client::Client* c, const Args& args) {
@@ -681,421 +559,6 @@ int CmdRederive(client::Client* c, const Args& args) {
   return 0;
 }
 
-int CmdEvalRetrieval(const Args& args, bool remote) {
-  if (args.positional.size() < 3) return Usage("eval retrieval: give PATH...");
-  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
-  if (!format.ok()) return Fail(format.status());
-  std::vector<datasets::Conversation> convs;
-  for (size_t i = 2; i < args.positional.size(); ++i) {
-    auto c = datasets::LoadFile(args.positional[i], *format, "");
-    if (!c.ok()) return Fail(c.status());
-    for (auto& conv : *c) convs.push_back(std::move(conv));
-  }
-  if (!remote) {
-    RecallStudyOptions o;
-    auto cfg = LoadEmbeddedConfig(args.Get("config"));
-    if (!cfg.ok()) return Fail(cfg.status());
-    o.memory = cfg->memory;
-    o.json_out = args.Get("out");
-    o.md_out = args.Get("md");
-    return RunRecallStudy(convs, o);
-  }
-  // A running server: recall of its bm25, dense and full configurations.
-  const bool tty = isatty(STDERR_FILENO);
-  size_t total_msgs = 0;
-  for (const auto& c : convs) total_msgs += c.messages.size();
-  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) into the server\n", convs.size(),
-               total_msgs);
-  client::ClientOptions opts;
-  const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
-  opts.addr = args.Get("addr", env_addr != nullptr ? env_addr : "");
-  opts.api_key = args.Get("api-key");
-  std::unique_ptr<client::Client> client = client::Client::Connect(opts);
-  for (const auto& c : convs) {
-    std::vector<v1::DialogueMessage> msgs;
-    for (const auto& m : c.messages) msgs.push_back(ToWire(m));
-    if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok())
-      return Fail(s);
-  }
-  // Every question sees the whole conversation derived and embedded.
-  std::fprintf(stderr, "waiting for the server to derive and embed everything\n");
-  for (const auto& c : convs) {
-    v1::FlushRequest f;
-    f.set_channel(c.channel);
-    f.set_wait(true);
-    f.set_wait_embeddings(true);
-    f.set_timeout_ms(30 * 60 * 1000);
-    if (auto r = client->Flush(f); !r.ok()) return Fail(r.status());
-  }
-  eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
-                                  const std::string& config,
-                                  size_t k) -> absl::StatusOr<std::vector<std::string>> {
-    std::vector<std::string> ids;
-    v1::QueryRequest req;
-    req.set_channel(channel);
-    req.set_question(question);
-    req.set_mode(config == "bm25"    ? v1::BM25_ONLY
-                 : config == "dense" ? v1::DENSE_ONLY
-                                     : v1::PIPELINE);
-    req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
-    auto r = client->Retrieve(req);
-    if (!r.ok()) return r.status();
-    for (const auto& e : r->evidence()) ids.push_back(e.message().message_id());
-    return ids;
-  };
-  auto start = std::chrono::steady_clock::now();
-  auto report = eval::EvaluateRetrieval(
-      convs, {"bm25", "dense", "full"}, {5, 10, 20}, retrieve, [&](size_t done, size_t total) {
-        if (!tty || (done % 10 != 0 && done != total)) return;
-        double secs =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        double eta = done == 0 ? 0 : secs / done * (total - done);
-        std::fprintf(stderr, "\r%zu/%zu questions  ETA %.0fs ", done, total, eta);
-        if (done == total) std::fputs("\n", stderr);
-      });
-  if (!report.ok()) return Fail(report.status());
-  std::string json = eval::ReportJson(*report, args.Get("format", "auto"));
-  if (args.Has("out")) {
-    std::ofstream(args.Get("out")) << json << "\n";
-  }
-  if (args.Has("json")) {
-    std::printf("%s\n", json.c_str());
-    return 0;
-  }
-  std::printf(
-      "%zu questions (%zu skipped without evidence, %zu evidence ids not in the "
-      "conversation)\n",
-      report->questions_total, report->questions_skipped, report->evidence_ids_dropped);
-  std::printf("%-8s %10s %10s %10s %10s %10s %10s\n", "config", "recall@5", "recall@10",
-              "recall@20", "hit@5", "hit@10", "hit@20");
-  for (const char* name : {"bm25", "dense", "full"}) {
-    const auto& st = report->configs.at(name).overall;
-    double n = std::max<size_t>(1, st.questions);
-    std::printf("%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, 100 * st.recall.at(5) / n,
-                100 * st.recall.at(10) / n, 100 * st.recall.at(20) / n, 100 * st.hit.at(5) / n,
-                100 * st.hit.at(10) / n, 100 * st.hit.at(20) / n);
-  }
-  return 0;
-}
-
-// The channel's captured Writer transitions as one file in the layout of the
-// reference trajectories (../shared/data/socialmem/trajectories).
-int CmdTrajectories(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("trajectories: --channel is required");
-  const std::string channel = args.Get("channel");
-  v1::ListTransitionsRequest req;
-  req.set_channel(channel);
-  req.set_page_size(200);
-  nlohmann::json transitions = nlohmann::json::array();
-  std::map<std::string, size_t> action_counts;
-  uint32_t window = 0;
-  std::string writer;
-  bool enabled = false;
-  do {
-    auto resp = c->ListTransitions(req);
-    if (!resp.ok()) return Fail(resp.status());
-    window = resp->window_size();
-    writer = resp->writer();
-    enabled = resp->capture_enabled();
-    for (const auto& t : resp->transitions()) {
-      nlohmann::json j = nlohmann::json::parse(t, nullptr, false);
-      if (j.is_discarded()) return Fail(absl::DataLossError("a stored transition is not JSON"));
-      j["turn"] = transitions.size();
-      j["segment_index"] = transitions.size();
-      for (const auto& a : j["actions"]) {
-        if (a.contains("action") && a["action"].is_string())
-          ++action_counts[a["action"].get<std::string>()];
-      }
-      transitions.push_back(std::move(j));
-    }
-    req.set_after_seq(resp->next_after_seq());
-  } while (req.after_seq() != 0);
-  // The final state: every record with its chain links.
-  v1::ListRecordsRequest rr;
-  rr.set_channel(channel);
-  rr.set_include_superseded(true);
-  rr.set_page_size(1000);
-  nlohmann::json entries = nlohmann::json::array(), heads = nlohmann::json::array(),
-                 edges = nlohmann::json::array();
-  do {
-    auto resp = c->ListRecords(rr);
-    if (!resp.ok()) return Fail(resp.status());
-    for (const auto& r : resp->records()) {
-      std::vector<std::string> from(r.from_ids().begin(), r.from_ids().end());
-      entries.push_back(
-          {{"entry_id", r.record_id()},
-           {"owner", r.owner()},
-           {"source", r.source()},
-           {"layer", writer::PaperLayerName(absl::AsciiStrToLower(v1::Layer_Name(r.layer())))},
-           {"utype", r.utype()},
-           {"content", r.content()},
-           {"from_ids", from},
-           {"superseded_by", r.superseded_by()}});
-      if (r.superseded_by().empty()) heads.push_back(r.record_id());
-      for (const auto& old : r.supersedes())
-        edges.push_back({{"old", old}, {"new", r.record_id()}});
-    }
-    rr.set_page_token(resp->next_page_token());
-  } while (!rr.page_token().empty());
-  nlohmann::json doc = {
-      {"schema", "speakermem-v4-trajectories/1"},
-      {"teacher", {{"writer", writer}}},
-      {"window_size", window},
-      {"network_id", channel},
-      {"source", {{"system", "speakermem"}, {"captured", true}}},
-      {"transitions", transitions},
-      {"final_state", {{"entries", entries}, {"heads", heads}, {"update_edges", edges}}},
-      {"qa_pairs", nlohmann::json::array()},
-      {"stats",
-       {{"transitions", transitions.size()},
-        {"actions", action_counts},
-        {"derived_entries", heads.size()},
-        {"update_edges", edges.size()}}}};
-  if (transitions.empty()) {
-    std::fprintf(stderr, "speakermem: no captured transitions in '%s'%s\n", channel.c_str(),
-                 enabled ? "" : " (capture is off: writer.capture_trajectories)");
-  }
-  const std::string text = doc.dump(2) + "\n";
-  if (args.Has("out")) {
-    std::ofstream out(args.Get("out"), std::ios::trunc);
-    out << text;
-    if (!out.good())
-      return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
-    std::fprintf(stderr, "%zu transitions written to %s\n", transitions.size(),
-                 args.Get("out").c_str());
-  } else {
-    std::fputs(text.c_str(), stdout);
-  }
-  return 0;
-}
-
-void PrintCounts(const v1::DeletionCounts& n) {
-  std::printf(
-      "messages deleted %llu, edited %llu; records deleted %llu, updated %llu; "
-      "transitions deleted %llu\n",
-      static_cast<unsigned long long>(n.messages_deleted()),
-      static_cast<unsigned long long>(n.messages_edited()),
-      static_cast<unsigned long long>(n.records_deleted()),
-      static_cast<unsigned long long>(n.records_updated()),
-      static_cast<unsigned long long>(n.transitions_deleted()));
-}
-
-// The reply of a deletion RPC: JSON, or its counts in one line.
-template <typename Resp>
-int CountsReply(const Args& args, const absl::StatusOr<Resp>& r) {
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) {
-    PrintJson(*r);
-  } else {
-    PrintCounts(r->counts());
-  }
-  return 0;
-}
-
-int CmdDelete(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("delete: --channel is required");
-  if (args.positional.size() < 2) return Usage("delete: give MESSAGE_ID...");
-  v1::DeleteMessagesRequest req;
-  req.set_channel(args.Get("channel"));
-  for (size_t i = 1; i < args.positional.size(); ++i) req.add_message_ids(args.positional[i]);
-  auto r = c->DeleteMessages(req);
-  return CountsReply(args, r);
-}
-
-int CmdEdit(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("edit: --channel is required");
-  if (args.positional.size() != 3) return Usage("edit: give MESSAGE_ID TEXT");
-  v1::EditMessageRequest req;
-  req.set_channel(args.Get("channel"));
-  req.set_message_id(args.positional[1]);
-  req.set_text(args.positional[2]);
-  auto r = c->EditMessage(req);
-  return CountsReply(args, r);
-}
-
-int CmdForget(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("forget: --channel is required");
-  if (args.positional.size() != 2) return Usage("forget: give SPEAKER");
-  v1::ForgetSpeakerRequest req;
-  req.set_channel(args.Get("channel"));
-  req.set_speaker(args.positional[1]);
-  auto r = c->ForgetSpeaker(req);
-  return CountsReply(args, r);
-}
-
-int CmdDeleteChannel(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("delete-channel: --channel is required");
-  v1::DeleteChannelRequest req;
-  req.set_channel(args.Get("channel"));
-  auto r = c->DeleteChannel(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json"))
-    PrintJson(*r);
-  else
-    std::printf(r->existed() ? "channel deleted\n" : "no such channel (nothing to delete)\n");
-  return 0;
-}
-
-// Export as JSONL: one ChannelItem (protobuf JSON) per line.
-int CmdExport(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("export: --channel is required");
-  std::ofstream file;
-  if (args.Has("out")) {
-    file.open(args.Get("out"), std::ios::trunc);
-    if (!file) return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
-  }
-  std::ostream& out = args.Has("out") ? static_cast<std::ostream&>(file) : std::cout;
-  size_t n = 0;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  absl::Status s = c->ExportChannel(args.Get("channel"), [&](const v1::ChannelItem& item) {
-    std::string line;
-    auto st = google::protobuf::util::MessageToJsonString(item, &line, opts);
-    if (!st.ok()) return absl::InternalError(std::string(st.message()));
-    out << line << "\n";
-    ++n;
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return Fail(s);
-  out.flush();
-  if (!out) return Fail(absl::InternalError("write failed"));
-  if (args.Has("out"))
-    std::fprintf(stderr, "%zu items written to %s\n", n, args.Get("out").c_str());
-  return 0;
-}
-
-int CmdImport(client::Client* c, const Args& args) {
-  if (args.positional.size() != 2) return Usage("import: give EXPORT.jsonl");
-  std::ifstream in(args.positional[1]);
-  if (!in) return Fail(absl::NotFoundError(absl::StrCat(args.positional[1], ": cannot open")));
-  std::vector<v1::ChannelItem> items;
-  std::string line;
-  size_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    v1::ChannelItem item;
-    auto st = google::protobuf::util::JsonStringToMessage(line, &item);
-    if (!st.ok()) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat(args.positional[1], ":", line_no, ": ", std::string(st.message()))));
-    }
-    items.push_back(std::move(item));
-  }
-  if (items.empty() || !items.front().has_header()) {
-    return Fail(absl::InvalidArgumentError("the export must start with its header"));
-  }
-  // --channel imports under another name.
-  if (args.Has("channel")) items.front().mutable_header()->set_channel(args.Get("channel"));
-  auto r = c->ImportChannel(items);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json"))
-    PrintJson(*r);
-  else
-    std::printf("imported %llu messages and %llu records into '%s'\n",
-                static_cast<unsigned long long>(r->messages()),
-                static_cast<unsigned long long>(r->records()),
-                items.front().header().channel().c_str());
-  return 0;
-}
-
-int CmdBackup(client::Client* c, const Args& args) {
-  if (args.positional.size() != 2) return Usage("backup: give NAME");
-  v1::BackupRequest req;
-  req.set_name(args.positional[1]);
-  auto r = c->Backup(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json"))
-    PrintJson(*r);
-  else
-    std::printf("backup at %s (%llu bytes) on the server\n", r->path().c_str(),
-                static_cast<unsigned long long>(r->bytes()));
-  return 0;
-}
-
-int CmdScoreActions(client::Client* c, const Args& args) {
-  if (args.positional.size() < 2) return Usage("score-actions: give REQUEST.json (or - for stdin)");
-  std::string text;
-  if (args.positional[1] == "-") {
-    std::stringstream ss;
-    ss << std::cin.rdbuf();
-    text = ss.str();
-  } else {
-    std::ifstream in(args.positional[1]);
-    if (!in) return Fail(absl::NotFoundError(absl::StrCat(args.positional[1], ": cannot open")));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  v1::ScoreWriterActionsRequest req;
-  auto parsed = google::protobuf::util::JsonStringToMessage(text, &req);
-  if (!parsed.ok()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        args.positional[1], ": not a ScoreWriterActionsRequest: ", std::string(parsed.message()))));
-  }
-  auto resp = c->ScoreWriterActions(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-    return 0;
-  }
-  std::printf(
-      "validity %.4f  (json %.2f, schema %.2f, duplicate %.2f, stop %.2f; %u attempted, "
-      "budget %u)\n",
-      resp->validity(), resp->r_json(), resp->r_schema(), resp->r_dup(), resp->r_stop(),
-      resp->attempted(), resp->action_budget());
-  std::printf("penalty  %.4f  (json %d, action %d, count %d, length %d)\n", resp->penalty(),
-              resp->z_json(), resp->z_act(), resp->z_count(), resp->z_len());
-  for (const auto& r : resp->rejections()) {
-    std::printf("  action %u rejected: %s\n", r.index(), r.reason().c_str());
-  }
-  if (resp->has_memory()) {
-    std::printf("memory   %.4f  (SpeakerLevenshtein %.4f, chain %.4f)\n", resp->memory_reward(),
-                resp->speaker_levenshtein(), resp->chain());
-  }
-  std::printf("post-state: %d records\n", resp->post_state_size());
-  return 0;
-}
-
-int CmdEvalReport(const Args& args, int argc, char** argv) {
-  if (args.positional.size() < 3) return Usage("eval report: give PATH...");
-  if (!args.Has("out")) return Usage("eval report: give --out DIR");
-  if (args.Has("addr") && args.Has("config")) {
-    return Usage(
-        "eval report: --addr evaluates a running server with its own configuration; "
-        "drop --config");
-  }
-  EvalReportOptions o;
-  o.addr = args.Get("addr");
-  o.api_key = args.Get("api-key");
-  o.format = args.Get("format", "auto");
-  o.out_dir = args.Get("out");
-  o.config_file = args.Get("config");
-  o.judge_url = args.Get("judge-url");
-  o.judge_model = args.Get("judge-model", "gpt-4o-mini");
-  // A local judge needs no key: without --judge-key-env, OPENAI_API_KEY is
-  // used only when it is set.
-  o.judge_key_env = args.Has("judge-key-env")                  ? args.Get("judge-key-env")
-                    : std::getenv("OPENAI_API_KEY") != nullptr ? "OPENAI_API_KEY"
-                                                               : "";
-  o.include_texts = args.Has("texts");
-  for (int i = 0; i < argc; ++i) {
-    absl::StrAppend(&o.command, i == 0 ? "speakermem" : " ", i == 0 ? "" : argv[i]);
-  }
-  o.paths.assign(args.positional.begin() + 2, args.positional.end());
-  return RunEvalReport(o);
-}
-
-int CmdEvalWriter(const Args& args) {
-  if (args.positional.size() < 3) return Usage("eval writer: give TRAJECTORY files");
-  WriterStudyOptions o;
-  o.paths.assign(args.positional.begin() + 2, args.positional.end());
-  o.dump_dir = args.Get("dump");
-  o.md_out = args.Get("md");
-  o.json = args.Has("json");
-  return RunWriterStudy(o);
-}
-
 int Main(int argc, char** argv) {
   Args args;
   std::string error;
@@ -1103,29 +566,7 @@ int Main(int argc, char** argv) {
   if (args.positional.empty() || args.positional[0] == "help" || args.Has("help")) {
     return Usage("");
   }
-  if (args.positional[0] == "eval") {
-    if (args.positional.size() >= 2 && args.positional[1] == "writer") return CmdEvalWriter(args);
-    if (args.positional.size() >= 2 && args.positional[1] == "report") {
-      return CmdEvalReport(args, argc, argv);
-    }
-    if (args.positional.size() >= 2 && args.positional[1] == "retrieval") {
-      const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
-      return CmdEvalRetrieval(args, args.Has("addr") || (env_addr != nullptr && *env_addr));
-    }
-    if (args.positional.size() >= 2 && args.positional[1] == "rows") {
-      if (args.positional.size() < 3) return Usage("eval rows: give PATH...");
-      std::vector<datasets::Conversation> convs;
-      for (size_t i = 2; i < args.positional.size(); ++i) {
-        auto c = datasets::LoadFile(args.positional[i], datasets::Format::kAuto, "");
-        if (!c.ok()) return Fail(c.status());
-        for (auto& conv : *c) convs.push_back(std::move(conv));
-      }
-      auto cfg = LoadEmbeddedConfig(args.Get("config"));
-      if (!cfg.ok()) return Fail(cfg.status());
-      return RunRowsStudy(convs, cfg->memory, args.Get("md"), args.Get("dump"));
-    }
-    return Usage("eval: expected 'eval writer', 'eval retrieval', 'eval rows' or 'eval report'");
-  }
+  if (args.positional[0] == "eval") return CmdEval(args, argc, argv);
   client::ClientOptions opts;
   const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
   const char* env_key = std::getenv("SPEAKERMEM_API_KEY");
@@ -1158,21 +599,21 @@ int Main(int argc, char** argv) {
   if (cmd == "parked") return CmdParked(c.get(), args);
   if (cmd == "correct") return CmdCorrect(c.get(), args);
   if (cmd == "rederive") return CmdRederive(c.get(), args);
-  if (cmd == "score-actions") return CmdScoreActions(c.get(), args);
-  if (cmd == "delete") return CmdDelete(c.get(), args);
-  if (cmd == "edit") return CmdEdit(c.get(), args);
-  if (cmd == "forget") return CmdForget(c.get(), args);
-  if (cmd == "delete-channel") return CmdDeleteChannel(c.get(), args);
-  if (cmd == "export") return CmdExport(c.get(), args);
+  if (cmd == "score-actions") return RunScoreActions(c.get(), args);
+  if (cmd == "delete") return RunDelete(c.get(), args);
+  if (cmd == "edit") return RunEdit(c.get(), args);
+  if (cmd == "forget") return RunForget(c.get(), args);
+  if (cmd == "delete-channel") return RunDeleteChannel(c.get(), args);
+  if (cmd == "export") return RunExport(c.get(), args);
   if (cmd == "health") {
     absl::Status s = c->WaitForServing(static_cast<int>(opts.timeout_ms));
     if (!s.ok()) return Fail(s);
     std::printf("SERVING\n");
     return 0;
   }
-  if (cmd == "import") return CmdImport(c.get(), args);
-  if (cmd == "backup") return CmdBackup(c.get(), args);
-  if (cmd == "trajectories") return CmdTrajectories(c.get(), args);
+  if (cmd == "import") return RunImport(c.get(), args);
+  if (cmd == "backup") return RunBackup(c.get(), args);
+  if (cmd == "trajectories") return RunTrajectories(c.get(), args);
   return Usage(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <cstdio>
-#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -186,8 +186,8 @@ TEST_CASE("a real Prometheus scrapes speakermemd and evaluates every dashboard e
     for (const auto& target : panel["targets"]) {
       const std::string expr = target["expr"].get<std::string>();
       INFO(panel.value("title", "") << ": " << expr);
-      const std::string query = "curl -s --max-time 5 -o " + out + " 'http://127.0.0.1:" +
-                                std::to_string(port) +
+      const std::string query = "curl -s --max-time 5 -o " + out +
+                                " 'http://127.0.0.1:" + std::to_string(port) +
                                 "/api/v1/query?query=" + PercentEncode(expr) + "'";
       REQUIRE(std::system(query.c_str()) == 0);
       nlohmann::json j = nlohmann::json::parse(Slurp(out), nullptr, false);

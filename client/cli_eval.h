@@ -1,0 +1,14 @@
+// `speakermem eval writer|retrieval|rows|report`.
+#ifndef SPEAKERMEM_CLIENT_CLI_EVAL_H_
+#define SPEAKERMEM_CLIENT_CLI_EVAL_H_
+
+#include "client/cli_common.h"
+
+namespace speakermem::cli {
+
+// Runs the eval subcommand named by args.positional[1]; the exit code.
+int CmdEval(const Args& args, int argc, char** argv);
+
+}  // namespace speakermem::cli
+
+#endif  // SPEAKERMEM_CLIENT_CLI_EVAL_H_
