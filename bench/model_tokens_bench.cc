@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "client/embedded_engine.h"
 #include "datasets/datasets.h"
+#include "eval/tool/embedded_engine.h"
 #include "nlohmann/json.hpp"
 #include "tests/fake/fake_model_server.h"
 #include "tests/fake/standard_reply.h"

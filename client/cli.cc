@@ -7,9 +7,12 @@
 // 127.0.0.1:50151; --api-key to $SPEAKERMEM_API_KEY.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -21,7 +24,6 @@
 #include "absl/strings/str_split.h"
 #include "client/cli_admin.h"
 #include "client/cli_common.h"
-#include "client/cli_eval.h"
 #include "client/client.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
@@ -559,6 +561,30 @@ int CmdRederive(client::Client* c, const Args& args) {
   return 0;
 }
 
+// The eval commands live in speakermem-eval (they run an embedded engine:
+// RocksDB, FAISS, curl), found through SPEAKERMEM_EVAL_BIN, beside this
+// binary, or in the build tree's eval/; it gets these exact arguments.
+int ExecEval(char** argv) {
+  std::vector<std::string> candidates;
+  const char* env = std::getenv("SPEAKERMEM_EVAL_BIN");
+  if (env != nullptr && *env != '\0') candidates.push_back(env);
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back((self.parent_path() / "speakermem-eval").string());
+    candidates.push_back((self.parent_path().parent_path() / "eval" / "speakermem-eval").string());
+  }
+  for (const auto& path : candidates) {
+    if (access(path.c_str(), X_OK) != 0) continue;
+    execv(path.c_str(), argv);
+    return Fail(absl::InternalError(absl::StrCat("cannot run ", path, ": ", std::strerror(errno))));
+  }
+  return Fail(absl::NotFoundError(absl::StrCat(
+      "the eval commands are in the speakermem-eval binary (build/eval/speakermem-eval); "
+      "none found beside ",
+      self.string(), " (set SPEAKERMEM_EVAL_BIN)")));
+}
+
 int Main(int argc, char** argv) {
   Args args;
   std::string error;
@@ -566,7 +592,7 @@ int Main(int argc, char** argv) {
   if (args.positional.empty() || args.positional[0] == "help" || args.Has("help")) {
     return Usage("");
   }
-  if (args.positional[0] == "eval") return CmdEval(args, argc, argv);
+  if (args.positional[0] == "eval") return ExecEval(argv);
   client::ClientOptions opts;
   const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
   const char* env_key = std::getenv("SPEAKERMEM_API_KEY");

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
-#include "writer/writer_model.h"
+#include "proto/layer_wire.h"
 
 namespace speakermem::cli {
 namespace {
@@ -66,15 +66,14 @@ int CmdTrajectories(client::Client* c, const Args& args) {
     if (!resp.ok()) return Fail(resp.status());
     for (const auto& r : resp->records()) {
       std::vector<std::string> from(r.from_ids().begin(), r.from_ids().end());
-      entries.push_back(
-          {{"entry_id", r.record_id()},
-           {"owner", r.owner()},
-           {"source", r.source()},
-           {"layer", writer::PaperLayerName(absl::AsciiStrToLower(v1::Layer_Name(r.layer())))},
-           {"utype", r.utype()},
-           {"content", r.content()},
-           {"from_ids", from},
-           {"superseded_by", r.superseded_by()}});
+      entries.push_back({{"entry_id", r.record_id()},
+                         {"owner", r.owner()},
+                         {"source", r.source()},
+                         {"layer", api::LayerPaperName(r.layer())},
+                         {"utype", r.utype()},
+                         {"content", r.content()},
+                         {"from_ids", from},
+                         {"superseded_by", r.superseded_by()}});
       if (r.superseded_by().empty()) heads.push_back(r.record_id());
       for (const auto& old : r.supersedes())
         edges.push_back({{"old", old}, {"new", r.record_id()}});

@@ -20,6 +20,14 @@ inline std::string LayerCode(v1::Layer layer) {
   return storage::kLayerTable[i].code;
 }
 
+// "per_speaker_core" for CORE etc. (the paper's names, as in trajectories);
+// "" for LAYER_UNSPECIFIED and EPISODIC.
+inline std::string LayerPaperName(v1::Layer layer) {
+  const int i = static_cast<int>(layer) - static_cast<int>(v1::CORE);
+  if (i < 0 || i >= static_cast<int>(storage::kLayerCount)) return "";
+  return storage::kLayerTable[i].paper;
+}
+
 // CORE for "core" etc.; LAYER_UNSPECIFIED for anything else.
 inline v1::Layer LayerEnum(const std::string& code) {
   for (size_t i = 0; i < storage::kLayerCount; ++i) {

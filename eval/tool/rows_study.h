@@ -1,7 +1,7 @@
 // `speakermem eval rows`: what System 2 rows add to the evidence, and the
 // leave-one-conversation-out choice of their relevance floors.
-#ifndef SPEAKERMEM_CLIENT_ROWS_STUDY_H_
-#define SPEAKERMEM_CLIENT_ROWS_STUDY_H_
+#ifndef SPEAKERMEM_EVAL_TOOL_ROWS_STUDY_H_
+#define SPEAKERMEM_EVAL_TOOL_ROWS_STUDY_H_
 
 #include <string>
 #include <vector>
@@ -23,4 +23,4 @@ int RunRowsStudy(const std::vector<datasets::Conversation>& conversations,
 
 }  // namespace speakermem::cli
 
-#endif  // SPEAKERMEM_CLIENT_ROWS_STUDY_H_
+#endif  // SPEAKERMEM_EVAL_TOOL_ROWS_STUDY_H_

@@ -1,6 +1,6 @@
 // `speakermem eval writer|retrieval|rows|report`.
-#ifndef SPEAKERMEM_CLIENT_CLI_EVAL_H_
-#define SPEAKERMEM_CLIENT_CLI_EVAL_H_
+#ifndef SPEAKERMEM_EVAL_TOOL_CLI_EVAL_H_
+#define SPEAKERMEM_EVAL_TOOL_CLI_EVAL_H_
 
 #include "client/cli_common.h"
 
@@ -11,4 +11,4 @@ int CmdEval(const Args& args, int argc, char** argv);
 
 }  // namespace speakermem::cli
 
-#endif  // SPEAKERMEM_CLIENT_CLI_EVAL_H_
+#endif  // SPEAKERMEM_EVAL_TOOL_CLI_EVAL_H_

@@ -1,8 +1,8 @@
 // `speakermem eval retrieval` on an embedded instance: the ablation of
 // System 1 recall and the leave-one-conversation-out choice of its
 // constants.
-#ifndef SPEAKERMEM_CLIENT_RECALL_STUDY_H_
-#define SPEAKERMEM_CLIENT_RECALL_STUDY_H_
+#ifndef SPEAKERMEM_EVAL_TOOL_RECALL_STUDY_H_
+#define SPEAKERMEM_EVAL_TOOL_RECALL_STUDY_H_
 
 #include <string>
 #include <vector>
@@ -28,4 +28,4 @@ int RunRecallStudy(const std::vector<datasets::Conversation>& conversations,
 
 }  // namespace speakermem::cli
 
-#endif  // SPEAKERMEM_CLIENT_RECALL_STUDY_H_
+#endif  // SPEAKERMEM_EVAL_TOOL_RECALL_STUDY_H_

@@ -3,8 +3,8 @@
 // SpeakerLevenshtein, the chain score and the memory reward beside the
 // one-record-per-message baseline, plus what the records look like (records
 // per message, questions, acknowledgements, layers).
-#ifndef SPEAKERMEM_CLIENT_WRITER_STUDY_H_
-#define SPEAKERMEM_CLIENT_WRITER_STUDY_H_
+#ifndef SPEAKERMEM_EVAL_TOOL_WRITER_STUDY_H_
+#define SPEAKERMEM_EVAL_TOOL_WRITER_STUDY_H_
 
 #include <string>
 #include <vector>
@@ -24,4 +24,4 @@ int RunWriterStudy(const WriterStudyOptions& options);
 
 }  // namespace speakermem::cli
 
-#endif  // SPEAKERMEM_CLIENT_WRITER_STUDY_H_
+#endif  // SPEAKERMEM_EVAL_TOOL_WRITER_STUDY_H_

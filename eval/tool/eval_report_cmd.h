@@ -1,7 +1,7 @@
 // `speakermem eval report`: a benchmark file end to end in an embedded
 // instance configured like speakermemd.
-#ifndef SPEAKERMEM_CLIENT_EVAL_REPORT_CMD_H_
-#define SPEAKERMEM_CLIENT_EVAL_REPORT_CMD_H_
+#ifndef SPEAKERMEM_EVAL_TOOL_EVAL_REPORT_CMD_H_
+#define SPEAKERMEM_EVAL_TOOL_EVAL_REPORT_CMD_H_
 
 #include <string>
 #include <vector>
@@ -38,4 +38,4 @@ absl::StatusOr<server::ServerConfig> LoadEmbeddedConfig(const std::string& confi
 
 }  // namespace speakermem::cli
 
-#endif  // SPEAKERMEM_CLIENT_EVAL_REPORT_CMD_H_
+#endif  // SPEAKERMEM_EVAL_TOOL_EVAL_REPORT_CMD_H_

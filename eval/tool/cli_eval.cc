@@ -1,6 +1,6 @@
 // `speakermem eval ...`: the evaluation commands (embedded instance or a
 // running server).
-#include "client/cli_eval.h"
+#include "eval/tool/cli_eval.h"
 
 #include <unistd.h>
 
@@ -13,15 +13,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
-#include "client/embedded_engine.h"
-#include "client/eval_report_cmd.h"
-#include "client/recall_study.h"
-#include "client/rows_study.h"
-#include "client/writer_study.h"
 #include "datasets/datasets.h"
 #include "eval/metrics.h"
 #include "eval/report.h"
 #include "eval/retrieval_eval.h"
+#include "eval/tool/embedded_engine.h"
+#include "eval/tool/eval_report_cmd.h"
+#include "eval/tool/recall_study.h"
+#include "eval/tool/rows_study.h"
+#include "eval/tool/writer_study.h"
 #include "nlohmann/json.hpp"
 
 namespace speakermem::cli {

@@ -1,4 +1,4 @@
-#include "client/rows_study.h"
+#include "eval/tool/rows_study.h"
 
 #include <chrono>
 #include <cstdio>
@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/embedded_engine.h"
 #include "eval/recall_tuning.h"
+#include "eval/tool/embedded_engine.h"
 #include "nlohmann/json.hpp"
 
 namespace speakermem::cli {

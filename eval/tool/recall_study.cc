@@ -1,4 +1,4 @@
-#include "client/recall_study.h"
+#include "eval/tool/recall_study.h"
 
 #include <chrono>
 #include <cstdio>
@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/embedded_engine.h"
 #include "eval/recall_tuning.h"
+#include "eval/tool/embedded_engine.h"
 #include "nlohmann/json.hpp"
 
 namespace speakermem::cli {

@@ -1,4 +1,4 @@
-#include "client/writer_study.h"
+#include "eval/tool/writer_study.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "client/eval_report_cmd.h"
+#include "eval/tool/eval_report_cmd.h"
 
 #include <unistd.h>
 
@@ -10,12 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
-#include "client/embedded_engine.h"
 #include "datasets/datasets.h"
 #include "eval/judge.h"
 #include "eval/metrics.h"
 #include "eval/report.h"
 #include "eval/retrieval_eval.h"
+#include "eval/tool/embedded_engine.h"
 #include "server/config.h"
 #include "server/convert.h"
 

@@ -1,7 +1,7 @@
 // An engine in a temporary directory, for CLI evaluations that run without
 // a server. Removed with everything in it when destroyed.
-#ifndef SPEAKERMEM_CLIENT_EMBEDDED_ENGINE_H_
-#define SPEAKERMEM_CLIENT_EMBEDDED_ENGINE_H_
+#ifndef SPEAKERMEM_EVAL_TOOL_EMBEDDED_ENGINE_H_
+#define SPEAKERMEM_EVAL_TOOL_EMBEDDED_ENGINE_H_
 
 #include <stdlib.h>
 
@@ -50,4 +50,4 @@ class EmbeddedEngine {
 
 }  // namespace speakermem::cli
 
-#endif  // SPEAKERMEM_CLIENT_EMBEDDED_ENGINE_H_
+#endif  // SPEAKERMEM_EVAL_TOOL_EMBEDDED_ENGINE_H_
