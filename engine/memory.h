@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "engine/embedder.h"
 #include "llm/config.h"
+#include "retrieval/budget_policy.h"
 #include "retrieval/pipeline.h"
 #include "retrieval/retriever.h"
 #include "retrieval/stages.h"
@@ -44,11 +45,8 @@ struct MemoryOptions {
   uint32_t default_page_size = 100;
   // Largest page a request may ask for; larger asks are clamped. Default: 1000.
   uint32_t max_page_size = 1000;
-  // System 1 top-k when a query gives none (paper main config). Default: 10.
-  uint32_t default_top_k = 10;
-  // Largest top-k a query may ask for; larger asks are INVALID_ARGUMENT.
-  // Default: 200.
-  uint32_t max_top_k = 200;
+  // A query's budget defaults and caps (retrieval/budget_policy.h).
+  retrieval::BudgetPolicy budgets;
   // Model endpoints of the query stages and the Writer (offline by default).
   llm::ModelsConfig models;
   writer::WriterOptions writer;

@@ -174,7 +174,26 @@ std::vector<Knob> BuildKnobs() {
       "limits", "max_top_k",
       "Largest System 1 top-k a query may ask for (larger "
       "asks are INVALID_ARGUMENT).",
-      [](C* c) { return &c->memory.max_top_k; }, 1, 10000));
+      [](C* c) { return &c->memory.budgets.max_top_k; }, 1, 10000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_recall_n",
+      "Largest System 1 recall pool (candidates before top-k) a query may ask for.",
+      [](C* c) { return &c->memory.budgets.max_recall_n; }, 1, 100000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_s2_k", "Largest System 2 records per row a query may ask for.",
+      [](C* c) { return &c->memory.budgets.max_s2_k; }, 1, 10000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_source_k",
+      "Largest System 2 source-k (records a person voiced) a query may ask for.",
+      [](C* c) { return &c->memory.budgets.max_source_k; }, 1, 10000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_expand_anchors",
+      "Largest number of System 1 anchors a query may ask to expand.",
+      [](C* c) { return &c->memory.budgets.max_expand_anchors; }, 1, 1000));
+  k.push_back(IntKnob<uint32_t>(
+      "limits", "max_expand_window",
+      "Largest expansion window (turns either side of an anchor) a query may ask for.",
+      [](C* c) { return &c->memory.budgets.max_expand_window; }, 1, 1000));
   k.push_back(IntKnob<uint32_t>(
       "limits", "tenant_messages_per_second",
       "Messages a tenant may ingest per second (token bucket); 0: "
@@ -203,7 +222,7 @@ std::vector<Knob> BuildKnobs() {
       "query", "default_top_k",
       "System 1 top-k when a query gives none (paper main "
       "configuration: 10).",
-      [](C* c) { return &c->memory.default_top_k; }, 1, 10000));
+      [](C* c) { return &c->memory.budgets.default_top_k; }, 1, 10000));
   // System 1 recall constants: defaults chosen by leave-one-conversation-out
   // (docs/retrieval.md).
   k.push_back(BoolKnob("retrieval", "stem",
@@ -388,7 +407,7 @@ absl::Status Validate(const ServerConfig& c) {
     return absl::InvalidArgumentError(
         "config limits.default_page_size: exceeds limits.max_page_size");
   }
-  if (c.memory.default_top_k > c.memory.max_top_k) {
+  if (c.memory.budgets.default_top_k > c.memory.budgets.max_top_k) {
     return absl::InvalidArgumentError("config query.default_top_k: exceeds limits.max_top_k");
   }
   return absl::OkStatus();

@@ -90,6 +90,19 @@ void ToProto(const storage::Record& r, const std::string& channel, v1::DerivedRe
   out->set_support_changed(r.support_changed);
 }
 
+retrieval::BudgetRequest FromProto(const v1::QueryBudgets& b) {
+  retrieval::BudgetRequest r;
+  r.s1_recall_n = b.s1_recall_n();
+  r.s1_top_k = b.s1_top_k();
+  r.s2_k = b.s2_k();
+  r.s2_source_k = b.s2_source_k();
+  if (b.has_expand()) r.expand = b.expand();
+  r.expand_anchors = b.expand_anchors();
+  r.expand_window = b.expand_window();
+  if (b.has_ask()) r.ask = b.ask();
+  return r;
+}
+
 storage::Record FromProto(const v1::DerivedRecord& r) {
   storage::Record out;
   out.record_id = r.record_id();

@@ -41,6 +41,8 @@ void ToProto(const engine::QueryResult& r, const std::string& channel, const std
 // A record given by a client (e.g. a Writer pre-state to score); the layer
 // enum becomes its code name. A record with superseded_by set is inactive.
 storage::Record FromProto(const v1::DerivedRecord& r);
+// A request's budget asks (0 / unset: the default).
+retrieval::BudgetRequest FromProto(const v1::QueryBudgets& b);
 // A message given by a client outside Ingest; `seq` when the client gave none.
 storage::Message FromProto(const v1::DialogueMessage& m, uint64_t seq);
 void ToProto(const eval::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out);

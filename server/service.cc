@@ -27,23 +27,8 @@ namespace {
 using grpc::CallbackServerContext;
 using grpc::ServerUnaryReactor;
 
-// The caller of the RPC being handled on this thread (set by Unary around
-// the handler body, which runs synchronously on the calling thread).
-thread_local const Principal* current_principal = nullptr;
-
-const Principal& CurrentPrincipal() {
-  static const Principal kAnonymous{storage::kDefaultTenant, true};
-  return current_principal != nullptr ? *current_principal : kAnonymous;
-}
-
-storage::ChannelRef ChannelOf(CallbackServerContext* ctx, const std::string& channel) {
-  (void)ctx;
-  return storage::ChannelRef{CurrentPrincipal().tenant, channel};
-}
-
-std::string TenantOf(CallbackServerContext* ctx) {
-  (void)ctx;
-  return CurrentPrincipal().tenant;
+storage::ChannelRef ChannelOf(const Principal& who, const std::string& channel) {
+  return storage::ChannelRef{who.tenant, channel};
 }
 
 constexpr char kApiKeyHeader[] = "x-api-key";
@@ -97,13 +82,13 @@ class Service final : public RawServiceBase {
                              grpc::ByteBuffer* raw_resp) override {
     wire::IngestRequest req;
     const absl::Status decoded = DecodeRequest(*raw, &req);
-    return Unary("Ingest", ctx, req.channel(), [&]() -> absl::Status {
+    return Unary("Ingest", ctx, req.channel(), [&](const Principal& who) -> absl::Status {
       if (!decoded.ok()) {
         metrics_->CountIngestRejected(1);
         return decoded;
       }
       absl::StatusOr<storage::AppendResult> r =
-          IngestBatch(TenantOf(ctx), req.channel(), req.messages());
+          IngestBatch(who.tenant, req.channel(), req.messages());
       if (!r.ok()) return r.status();
       v1::IngestResponse resp;
       ToProto(*r, req.channel(), &resp);
@@ -141,7 +126,7 @@ class Service final : public RawServiceBase {
                              v1::BackupResponse* resp) {
     return Unary(
         "Backup", ctx, "",
-        [&]() -> absl::Status {
+        [&](const Principal& who) -> absl::Status {
           auto r = memory_->Backup(req->name());
           if (!r.ok()) return r.status();
           resp->set_path(r->first);
@@ -157,7 +142,7 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* GetMessages(CallbackServerContext* ctx, const v1::GetMessagesRequest* req,
                                   v1::GetMessagesResponse* resp) {
-    return Unary("GetMessages", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("GetMessages", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (absl::Status s = CheckName("speaker", req->speaker(), true); !s.ok()) return s;
       engine::GetMessagesParams p;
@@ -168,7 +153,7 @@ class Service final : public RawServiceBase {
       p.page_token = req->page_token();
       std::string next;
       absl::StatusOr<storage::MessagePage> page =
-          memory_->GetMessages(ChannelOf(ctx, req->channel()), p, &next);
+          memory_->GetMessages(ChannelOf(who, req->channel()), p, &next);
       if (!page.ok()) return page.status();
       for (const auto& m : page->messages) ToProto(m, req->channel(), resp->add_messages());
       resp->set_next_page_token(next);
@@ -178,10 +163,10 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* GetRoster(CallbackServerContext* ctx, const v1::GetRosterRequest* req,
                                 v1::GetRosterResponse* resp) {
-    return Unary("GetRoster", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("GetRoster", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<std::vector<storage::RosterEntry>> roster =
-          memory_->GetRoster(ChannelOf(ctx, req->channel()));
+          memory_->GetRoster(ChannelOf(who, req->channel()));
       if (!roster.ok()) return roster.status();
       for (const auto& e : *roster) ToProto(e, resp->add_speakers());
       return absl::OkStatus();
@@ -190,10 +175,10 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* ListChannels(CallbackServerContext* ctx, const v1::ListChannelsRequest* req,
                                    v1::ListChannelsResponse* resp) {
-    return Unary("ListChannels", ctx, "", [&]() -> absl::Status {
+    return Unary("ListChannels", ctx, "", [&](const Principal& who) -> absl::Status {
       std::string next;
       absl::StatusOr<std::vector<storage::ChannelInfo>> channels =
-          memory_->ListChannels(TenantOf(ctx), req->page_size(), req->page_token(), &next);
+          memory_->ListChannels(who.tenant, req->page_size(), req->page_token(), &next);
       if (!channels.ok()) return channels.status();
       for (const auto& c : *channels) ToProto(c, resp->add_channels());
       resp->set_next_page_token(next);
@@ -203,24 +188,26 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* Query(CallbackServerContext* ctx, const v1::QueryRequest* req,
                             v1::QueryResponse* resp) {
-    return Unary("Query", ctx, req->channel(),
-                 [&]() -> absl::Status { return RunQuery(ctx, *req, true, resp); });
+    return Unary("Query", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
+      return RunQuery(ctx, who, *req, true, resp);
+    });
   }
 
   ServerUnaryReactor* Retrieve(CallbackServerContext* ctx, const v1::QueryRequest* req,
                                v1::QueryResponse* resp) {
-    return Unary("Retrieve", ctx, req->channel(),
-                 [&]() -> absl::Status { return RunQuery(ctx, *req, false, resp); });
+    return Unary("Retrieve", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
+      return RunQuery(ctx, who, *req, false, resp);
+    });
   }
 
   ServerUnaryReactor* Flush(CallbackServerContext* ctx, const v1::FlushRequest* req,
                             v1::FlushResponse* resp) {
-    return Unary("Flush", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("Flush", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       uint64_t newest = 0;
       auto timeout = std::chrono::milliseconds(req->timeout_ms() == 0 ? 60000 : req->timeout_ms());
       absl::StatusOr<storage::WriterState> st = memory_->Flush(
-          ChannelOf(ctx, req->channel()), req->wait(), timeout, &newest, req->wait_embeddings());
+          ChannelOf(who, req->channel()), req->wait(), timeout, &newest, req->wait_embeddings());
       if (!st.ok()) return st.status();
       resp->set_newest_seq(newest);
       resp->set_cursor_seq(st->cursor_seq);
@@ -230,7 +217,7 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* ListRecords(CallbackServerContext* ctx, const v1::ListRecordsRequest* req,
                                   v1::ListRecordsResponse* resp) {
-    return Unary("ListRecords", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("ListRecords", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->layer() == v1::EPISODIC) {
         return absl::InvalidArgumentError("layer: EPISODIC is System 1; use GetMessages");
@@ -243,7 +230,7 @@ class Service final : public RawServiceBase {
       q.limit = req->page_size();
       std::string next;
       absl::StatusOr<std::vector<storage::Record>> records =
-          memory_->ListRecords(ChannelOf(ctx, req->channel()), q, req->page_token(), &next);
+          memory_->ListRecords(ChannelOf(who, req->channel()), q, req->page_token(), &next);
       if (!records.ok()) return records.status();
       for (const auto& r : *records) ToProto(r, req->channel(), resp->add_records());
       resp->set_next_page_token(next);
@@ -253,11 +240,11 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* GetRecord(CallbackServerContext* ctx, const v1::GetRecordRequest* req,
                                 v1::GetRecordResponse* resp) {
-    return Unary("GetRecord", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("GetRecord", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (absl::Status s = CheckName("record_id", req->record_id(), false); !s.ok()) return s;
       absl::StatusOr<engine::RecordWithChain> r =
-          memory_->GetRecord(ChannelOf(ctx, req->channel()), req->record_id());
+          memory_->GetRecord(ChannelOf(who, req->channel()), req->record_id());
       if (!r.ok()) return r.status();
       ToProto(r->record, req->channel(), resp->mutable_record());
       for (const auto& c : r->chain) ToProto(c, req->channel(), resp->add_chain());
@@ -270,10 +257,10 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* ListParked(CallbackServerContext* ctx, const v1::ListParkedRequest* req,
                                  v1::ListParkedResponse* resp) {
-    return Unary("ListParked", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("ListParked", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<std::vector<storage::ParkedSegment>> parked =
-          memory_->ListParked(ChannelOf(ctx, req->channel()));
+          memory_->ListParked(ChannelOf(who, req->channel()));
       if (!parked.ok()) return parked.status();
       for (const auto& p : *parked) ToProto(p, resp->add_segments());
       return absl::OkStatus();
@@ -284,11 +271,11 @@ class Service final : public RawServiceBase {
                                     v1::CorrectRecordResponse* resp) {
     return Unary(
         "CorrectRecord", ctx, req->channel(),
-        [&]() -> absl::Status {
+        [&](const Principal& who) -> absl::Status {
           if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
           if (absl::Status s = CheckName("record_id", req->record_id(), false); !s.ok()) return s;
           absl::StatusOr<storage::Record> r = memory_->CorrectRecord(
-              ChannelOf(ctx, req->channel()), req->record_id(), req->content());
+              ChannelOf(who, req->channel()), req->record_id(), req->content());
           if (!r.ok()) return r.status();
           ToProto(*r, req->channel(), resp->mutable_record());
           return absl::OkStatus();
@@ -300,12 +287,12 @@ class Service final : public RawServiceBase {
                                v1::RederiveResponse* resp) {
     return Unary(
         "Rederive", ctx, req->channel(),
-        [&]() -> absl::Status {
+        [&](const Principal& who) -> absl::Status {
           if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
           auto timeout =
               std::chrono::milliseconds(req->timeout_ms() == 0 ? 600000 : req->timeout_ms());
           absl::StatusOr<storage::WriterState> st =
-              memory_->Rederive(ChannelOf(ctx, req->channel()), timeout);
+              memory_->Rederive(ChannelOf(who, req->channel()), timeout);
           if (!st.ok()) return st.status();
           resp->set_cursor_seq(st->cursor_seq);
           resp->set_segments(st->segments);
@@ -317,7 +304,7 @@ class Service final : public RawServiceBase {
   ServerUnaryReactor* ScoreWriterActions(CallbackServerContext* ctx,
                                          const v1::ScoreWriterActionsRequest* req,
                                          v1::ScoreWriterActionsResponse* resp) {
-    return Unary("ScoreWriterActions", ctx, "", [&]() -> absl::Status {
+    return Unary("ScoreWriterActions", ctx, "", [&](const Principal& who) -> absl::Status {
       const auto& limits = memory_->options().limits;
       if (req->segment_size() == 0) return absl::InvalidArgumentError("segment: must not be empty");
       if (static_cast<size_t>(req->segment_size()) > limits.max_batch_messages) {
@@ -356,10 +343,10 @@ class Service final : public RawServiceBase {
   ServerUnaryReactor* ListTransitions(CallbackServerContext* ctx,
                                       const v1::ListTransitionsRequest* req,
                                       v1::ListTransitionsResponse* resp) {
-    return Unary("ListTransitions", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("ListTransitions", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<engine::Memory::TransitionPage> page = memory_->ListTransitions(
-          ChannelOf(ctx, req->channel()), req->after_seq(), req->page_size());
+          ChannelOf(who, req->channel()), req->after_seq(), req->page_size());
       if (!page.ok()) return page.status();
       for (auto& t : page->transitions) resp->add_transitions(std::move(t));
       resp->set_next_after_seq(page->next_after_seq);
@@ -381,7 +368,7 @@ class Service final : public RawServiceBase {
   ServerUnaryReactor* DeleteMessages(CallbackServerContext* ctx,
                                      const v1::DeleteMessagesRequest* req,
                                      v1::DeleteMessagesResponse* resp) {
-    return Unary("DeleteMessages", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("DeleteMessages", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->message_ids_size() == 0) return absl::InvalidArgumentError("message_ids: empty");
       if (req->message_ids_size() > 10000) {
@@ -393,9 +380,9 @@ class Service final : public RawServiceBase {
         if (!s.ok()) return s;
       }
       std::vector<std::string> ids(req->message_ids().begin(), req->message_ids().end());
-      auto r = memory_->DeleteMessages(ChannelOf(ctx, req->channel()), ids);
+      auto r = memory_->DeleteMessages(ChannelOf(who, req->channel()), ids);
       if (!r.ok()) return r.status();
-      limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(r->messages_deleted));
+      limiter_->Stored(who.tenant, -static_cast<int64_t>(r->messages_deleted));
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
     });
@@ -403,10 +390,10 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* EditMessage(CallbackServerContext* ctx, const v1::EditMessageRequest* req,
                                   v1::EditMessageResponse* resp) {
-    return Unary("EditMessage", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("EditMessage", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (req->message_id().empty()) return absl::InvalidArgumentError("message_id: empty");
-      auto r = memory_->EditMessage(ChannelOf(ctx, req->channel()), req->message_id(), req->text());
+      auto r = memory_->EditMessage(ChannelOf(who, req->channel()), req->message_id(), req->text());
       if (!r.ok()) return r.status();
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
@@ -415,12 +402,12 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* ForgetSpeaker(CallbackServerContext* ctx, const v1::ForgetSpeakerRequest* req,
                                     v1::ForgetSpeakerResponse* resp) {
-    return Unary("ForgetSpeaker", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("ForgetSpeaker", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       if (absl::Status s = CheckName("speaker", req->speaker(), false); !s.ok()) return s;
-      auto r = memory_->ForgetSpeaker(ChannelOf(ctx, req->channel()), req->speaker());
+      auto r = memory_->ForgetSpeaker(ChannelOf(who, req->channel()), req->speaker());
       if (!r.ok()) return r.status();
-      limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(r->messages_deleted));
+      limiter_->Stored(who.tenant, -static_cast<int64_t>(r->messages_deleted));
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
     });
@@ -428,14 +415,14 @@ class Service final : public RawServiceBase {
 
   ServerUnaryReactor* DeleteChannel(CallbackServerContext* ctx, const v1::DeleteChannelRequest* req,
                                     v1::DeleteChannelResponse* resp) {
-    return Unary("DeleteChannel", ctx, req->channel(), [&]() -> absl::Status {
+    return Unary("DeleteChannel", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
       absl::StatusOr<storage::ChannelInfo> before =
-          memory_->store()->GetChannelInfo(ChannelOf(ctx, req->channel()));
-      auto r = memory_->DeleteChannel(ChannelOf(ctx, req->channel()));
+          memory_->store()->GetChannelInfo(ChannelOf(who, req->channel()));
+      auto r = memory_->DeleteChannel(ChannelOf(who, req->channel()));
       if (!r.ok()) return r.status();
       if (*r && before.ok()) {
-        limiter_->Stored(TenantOf(ctx), -static_cast<int64_t>(before->message_count));
+        limiter_->Stored(who.tenant, -static_cast<int64_t>(before->message_count));
       }
       resp->set_existed(*r);
       return absl::OkStatus();
@@ -443,25 +430,21 @@ class Service final : public RawServiceBase {
   }
 
   // Shared by Query and Retrieve: defaults, caps, mode.
-  absl::Status RunQuery(CallbackServerContext* ctx, const v1::QueryRequest& req, bool answer,
-                        v1::QueryResponse* resp) {
+  absl::Status RunQuery(CallbackServerContext* ctx, const Principal& who,
+                        const v1::QueryRequest& req, bool answer, v1::QueryResponse* resp) {
     if (absl::Status s = CheckChannel(req.channel()); !s.ok()) return s;
     engine::QueryParams p;
-    p.channel = ChannelOf(ctx, req.channel());
+    p.channel = ChannelOf(who, req.channel());
     p.question = req.question();
     p.asker = req.asker();
     p.start_ms = req.start_ms();
     p.end_ms = req.end_ms();
-    if (req.options_size() > 26) return absl::InvalidArgumentError("options: at most 26");
-    for (int i = 0; i < req.options_size(); ++i) {
-      const std::string& o = req.options(i);
-      if (o.size() < 3 || o[0] < 'A' || o[0] > 'Z' || o[1] != ':') {
-        return absl::InvalidArgumentError(
-            absl::StrCat("options[", i, "]: must be \"LETTER: text\", e.g. \"A: Lisbon\""));
-      }
-      p.options.push_back(o);
-    }
-    if (absl::Status s = Budgets(req.budgets(), &p.budgets); !s.ok()) return s;
+    p.options.assign(req.options().begin(), req.options().end());
+    if (absl::Status s = retrieval::CheckAnswerOptions(p.options); !s.ok()) return s;
+    absl::StatusOr<retrieval::Budgets> budgets =
+        retrieval::ResolveBudgets(FromProto(req.budgets()), memory_->options().budgets);
+    if (!budgets.ok()) return budgets.status();
+    p.budgets = *budgets;
     if (req.tense() == v1::HEAD) p.tense = retrieval::Tense::kHead;
     if (req.tense() == v1::FULL) p.tense = retrieval::Tense::kFull;
     switch (req.mode()) {
@@ -493,35 +476,6 @@ class Service final : public RawServiceBase {
                                    r->pipeline.freshness.lag_ms / 1000.0);
     limiter_->AddTokens(p.channel.tenant, tokens);
     ToProto(*r, req.channel(), req.question(), resp);
-    return absl::OkStatus();
-  }
-
-  // Request budgets over the server defaults, with caps.
-  absl::Status Budgets(const v1::QueryBudgets& in, retrieval::Budgets* b) const {
-    const engine::MemoryOptions& o = memory_->options();
-    b->s1_top_k = o.default_top_k;
-    auto cap = [](const char* name, uint32_t v, uint32_t max) -> absl::Status {
-      if (v > max) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("budgets.", name, ": ", v, " exceeds the limit ", max));
-      }
-      return absl::OkStatus();
-    };
-    if (absl::Status s = cap("s1_recall_n", in.s1_recall_n(), 1000); !s.ok()) return s;
-    if (absl::Status s = cap("s1_top_k", in.s1_top_k(), o.max_top_k); !s.ok()) return s;
-    if (absl::Status s = cap("s2_k", in.s2_k(), 50); !s.ok()) return s;
-    if (absl::Status s = cap("s2_source_k", in.s2_source_k(), 50); !s.ok()) return s;
-    if (absl::Status s = cap("expand_anchors", in.expand_anchors(), 20); !s.ok()) return s;
-    if (absl::Status s = cap("expand_window", in.expand_window(), 50); !s.ok()) return s;
-    if (in.s1_top_k()) b->s1_top_k = in.s1_top_k();
-    if (in.s1_recall_n()) b->s1_recall_n = in.s1_recall_n();
-    b->s1_recall_n = std::max(b->s1_recall_n, b->s1_top_k);
-    if (in.s2_k()) b->s2_k = in.s2_k();
-    if (in.s2_source_k()) b->s2_source_k = in.s2_source_k();
-    if (in.has_expand()) b->expand = in.expand();
-    if (in.expand_anchors()) b->expand_anchors = in.expand_anchors();
-    if (in.expand_window()) b->expand_window = in.expand_window();
-    if (in.has_ask()) b->ask = in.ask();
     return absl::OkStatus();
   }
 
@@ -569,7 +523,7 @@ class Service final : public RawServiceBase {
                               Typed typed) {
     Req req;
     if (absl::Status s = DecodeRequest(raw, &req); !s.ok()) {
-      return Unary(method, ctx, "", [&] { return s; });
+      return Unary(method, ctx, "", [&](const Principal&) { return s; });
     }
     Resp resp;
     const PendingResponse pending{&resp, raw_resp};
@@ -587,11 +541,7 @@ class Service final : public RawServiceBase {
     absl::StatusOr<Principal> who = Authenticate(ctx, access);
     absl::Status s = who.status();
     if (s.ok()) s = CheckReady();
-    if (s.ok()) {
-      current_principal = &*who;
-      s = fn();
-      current_principal = nullptr;
-    }
+    if (s.ok()) s = fn(*who);
     if (s.ok() && pending_response != nullptr) {
       s = EncodeResponse(*pending_response->response, pending_response->out);
     }

@@ -24,7 +24,7 @@ TEST_CASE("defaults are usable", "[config]") {
   REQUIRE_OK(Load({}, {}, &c));
   CHECK(c.listen == "127.0.0.1:50151");
   CHECK(c.memory.limits.max_text_bytes == 32 * 1024);
-  CHECK(c.memory.default_top_k == 10);
+  CHECK(c.memory.budgets.default_top_k == 10);
   CHECK_FALSE(c.memory.store.sync);
 }
 
