@@ -174,6 +174,7 @@ absl::StatusOr<Memory::DeletionResult> Memory::RemoveData(const storage::Channel
   }
   // Records that changed keep their vectors (content unchanged); the row
   // stage's snapshot is rebuilt from the store on next use.
+  ReportStored(ch.tenant, -static_cast<int64_t>(result.messages_deleted));
   return result;
 }
 
@@ -265,11 +266,14 @@ absl::StatusOr<Memory::DeletionResult> Memory::ForgetSpeaker(const storage::Chan
 }
 
 absl::StatusOr<bool> Memory::DeleteChannel(const storage::ChannelRef& channel) {
+  uint64_t removed = 0;  // messages the channel held
   absl::Status s = writer_->Exclusive(
       channel, kExclusiveTimeout,
       [&]() -> absl::Status {
         std::unique_lock<std::shared_mutex> gate(write_gate_);
+        SM_ASSIGN_OR_RETURN(storage::ChannelInfo info, store_->GetChannelInfo(channel));
         SM_RETURN_IF_ERROR(store_->DeleteChannel(channel));
+        removed = info.message_count;
         vectors_->Drop(channel, ShardDir());
         lexical_->Drop(channel);
         pipeline_->Forget(channel);
@@ -278,6 +282,7 @@ absl::StatusOr<bool> Memory::DeleteChannel(const storage::ChannelRef& channel) {
       /*forget=*/true);
   if (absl::IsNotFound(s)) return false;
   SM_RETURN_IF_ERROR(s);
+  ReportStored(channel.tenant, -static_cast<int64_t>(removed));
   absl::Status c = store_->CompactChannel(channel);
   if (!c.ok()) LOG_WARN("compaction after channel deletion failed").Str("error", c.message());
   return true;
@@ -380,6 +385,7 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
       /*forget=*/false);
   SM_RETURN_IF_ERROR(s);
   writer_->Notify(channel, last_seq);
+  ReportStored(channel.tenant, static_cast<int64_t>(messages.size()));
   return std::make_pair(static_cast<uint64_t>(messages.size()),
                         static_cast<uint64_t>(records.size()));
 }

@@ -347,9 +347,30 @@ absl::StatusOr<storage::AppendResult> Memory::Ingest(
     for (auto& m : stored) items.push_back(Embedder::Item{channel, m.seq, std::move(m.text), ""});
     embedder_->Enqueue(std::move(items));
     writer_->Notify(channel, result.last_seq);
+    ReportStored(channel.tenant, static_cast<int64_t>(result.stored));
   }
   return result;
 }
+
+absl::StatusOr<std::unique_ptr<storage::ChannelSnapshot>> Memory::ExportChannel(
+    const storage::ChannelRef& channel) {
+  SM_RETURN_IF_ERROR(storage::ValidateName("channel", channel.channel, options_.limits, false));
+  return store_->SnapshotChannel(channel);
+}
+
+absl::StatusOr<std::map<std::string, uint64_t>> Memory::StoredMessagesByTenant() {
+  std::map<std::string, uint64_t> stored;
+  SM_RETURN_IF_ERROR(store_->ForEachChannel(
+      [&](const storage::ChannelRef& ch, const storage::ChannelInfo& info) -> absl::Status {
+        stored[ch.tenant] += info.message_count;
+        return absl::OkStatus();
+      }));
+  return stored;
+}
+
+uint64_t Memory::ApproximateSizeBytes() { return store_->ApproximateSizeBytes(); }
+
+absl::Status Memory::FlushStore() { return store_->Flush(); }
 
 absl::StatusOr<storage::MessagePage> Memory::GetMessages(const storage::ChannelRef& channel,
                                                          const GetMessagesParams& params,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -266,7 +267,25 @@ class Memory {
   absl::StatusOr<storage::WriterState> Rederive(const storage::ChannelRef& channel,
                                                 std::chrono::milliseconds timeout);
 
-  storage::Store* store() { return store_.get(); }
+  // The channel as of one instant, for an export: its header (info, Writer
+  // cursor) agrees with the messages and records it pages. NOT_FOUND for
+  // an unknown channel.
+  absl::StatusOr<std::unique_ptr<storage::ChannelSnapshot>> ExportChannel(
+      const storage::ChannelRef& channel);
+
+  // Messages stored by a tenant changed by `delta`: called after each
+  // Ingest, DeleteMessages, ForgetSpeaker, DeleteChannel and ImportChannel
+  // that changed them (set before serving; the server's quota accounting).
+  using StoredListener = std::function<void(const std::string& tenant, int64_t delta)>;
+  void SetStoredListener(StoredListener listener) { stored_listener_ = std::move(listener); }
+  // Messages stored per tenant, counted from the store (the listener's
+  // starting point).
+  absl::StatusOr<std::map<std::string, uint64_t>> StoredMessagesByTenant();
+  // The store's approximate size: SST files, memtables and WAL.
+  uint64_t ApproximateSizeBytes();
+  // Writes the store's memtables to disk (shutdown).
+  absl::Status FlushStore();
+
   const MemoryOptions& options() const { return options_; }
 
  private:
@@ -295,6 +314,11 @@ class Memory {
   absl::Status RebuildLexical(const storage::ChannelRef& channel);
 
   std::string ShardDir() const;
+  void ReportStored(const std::string& tenant, int64_t delta) const {
+    if (stored_listener_ && delta != 0) stored_listener_(tenant, delta);
+  }
+
+  StoredListener stored_listener_;  // set before serving
 };
 
 // Identifies the embedding model: stored vectors made by another are stale.

@@ -16,20 +16,20 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
 
 class StoreSizeCollector : public prometheus::Collectable {
  public:
-  explicit StoreSizeCollector(storage::Store* store) : store_(store) {}
+  explicit StoreSizeCollector(std::function<uint64_t()> size) : size_(std::move(size)) {}
   std::vector<prometheus::MetricFamily> Collect() const override {
     prometheus::MetricFamily f;
     f.name = "speakermem_store_size_bytes";
     f.help = "Approximate bytes of the store: SST files, memtables and WAL.";
     f.type = prometheus::MetricType::Gauge;
     prometheus::ClientMetric m;
-    m.gauge.value = static_cast<double>(store_->ApproximateSizeBytes());
+    m.gauge.value = static_cast<double>(size_());
     f.metric.push_back(std::move(m));
     return {std::move(f)};
   }
 
  private:
-  storage::Store* const store_;
+  const std::function<uint64_t()> size_;
 };
 
 }  // namespace
@@ -124,8 +124,8 @@ void ServerMetrics::SetIndexRebuild(double seconds, uint64_t messages) {
   rebuild_messages_.Set(static_cast<double>(messages));
 }
 
-std::shared_ptr<prometheus::Collectable> NewStoreSizeCollector(storage::Store* store) {
-  return std::make_shared<StoreSizeCollector>(store);
+std::shared_ptr<prometheus::Collectable> NewStoreSizeCollector(std::function<uint64_t()> size) {
+  return std::make_shared<StoreSizeCollector>(std::move(size));
 }
 
 }  // namespace speakermem::server

@@ -3,6 +3,7 @@
 #ifndef SPEAKERMEM_SERVER_METRICS_H_
 #define SPEAKERMEM_SERVER_METRICS_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,8 +48,9 @@ class ServerMetrics {
   prometheus::Gauge& rebuild_messages_;
 };
 
-// A collectable reporting speakermem_store_size_bytes at scrape time.
-std::shared_ptr<prometheus::Collectable> NewStoreSizeCollector(storage::Store* store);
+// A collectable reporting speakermem_store_size_bytes (what `size` returns)
+// at scrape time.
+std::shared_ptr<prometheus::Collectable> NewStoreSizeCollector(std::function<uint64_t()> size);
 
 }  // namespace speakermem::server
 

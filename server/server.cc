@@ -100,7 +100,7 @@ absl::Status ServerImpl::Init() {
                                                     llm_metrics_.get(), registry_.get()));
   metrics_->SetReady(false);
   if (!config_.metrics_listen.empty()) {
-    store_size_ = NewStoreSizeCollector(memory_->store());
+    store_size_ = NewStoreSizeCollector([m = memory_.get()] { return m->ApproximateSizeBytes(); });
     SM_ASSIGN_OR_RETURN(metrics_http_,
                         MetricsHttpServer::Start(
                             config_.metrics_listen,
@@ -146,12 +146,7 @@ absl::Status ServerImpl::Init() {
   memory_->SetWriterAdmission(
       [limiter](const storage::ChannelRef& ch) { return limiter->CheckTokens(ch.tenant).ok(); });
   {
-    std::map<std::string, uint64_t> stored;
-    SM_RETURN_IF_ERROR(memory_->store()->ForEachChannel(
-        [&](const storage::ChannelRef& ch, const storage::ChannelInfo& info) -> absl::Status {
-          stored[ch.tenant] += info.message_count;
-          return absl::OkStatus();
-        }));
+    SM_ASSIGN_OR_RETURN(auto stored, memory_->StoredMessagesByTenant());
     for (const auto& [tenant, n] : stored) limiter_->SetStored(tenant, n);
   }
   service_ =
@@ -228,7 +223,7 @@ void ServerImpl::Shutdown(std::chrono::milliseconds grace) {
   if (memory_) {
     // Drain: in-flight segments finish; pending ones stay in the store.
     memory_->StopWriter();
-    absl::Status s = memory_->store()->Flush();
+    absl::Status s = memory_->FlushStore();
     if (!s.ok()) LOG_WARN("flush at shutdown failed").Str("error", s.message());
   }
   LOG_INFO("shut down");

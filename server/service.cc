@@ -54,6 +54,9 @@ class Service final : public RawServiceBase {
         own_limiter_(limiter == nullptr ? std::make_unique<Limiter>(TenantLimits{}, Clock::Real())
                                         : nullptr),
         limiter_(limiter != nullptr ? limiter : own_limiter_.get()) {
+    // The engine reports every change to a tenant's stored messages.
+    memory_->SetStoredListener(
+        [l = limiter_](const std::string& tenant, int64_t delta) { l->Stored(tenant, delta); });
     for (const char* stage : {"project", "select", "sufficiency", "answer", "embed"}) {
       absl::StatusOr<llm::EndpointConfig> c = memory_->options().models.Resolve(stage);
       query_models_ = query_models_ || (c.ok() && c->provider != "offline");
@@ -382,7 +385,6 @@ class Service final : public RawServiceBase {
       std::vector<std::string> ids(req->message_ids().begin(), req->message_ids().end());
       auto r = memory_->DeleteMessages(ChannelOf(who, req->channel()), ids);
       if (!r.ok()) return r.status();
-      limiter_->Stored(who.tenant, -static_cast<int64_t>(r->messages_deleted));
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
     });
@@ -407,7 +409,6 @@ class Service final : public RawServiceBase {
       if (absl::Status s = CheckName("speaker", req->speaker(), false); !s.ok()) return s;
       auto r = memory_->ForgetSpeaker(ChannelOf(who, req->channel()), req->speaker());
       if (!r.ok()) return r.status();
-      limiter_->Stored(who.tenant, -static_cast<int64_t>(r->messages_deleted));
       CountsToProto(*r, resp->mutable_counts());
       return absl::OkStatus();
     });
@@ -417,13 +418,8 @@ class Service final : public RawServiceBase {
                                     v1::DeleteChannelResponse* resp) {
     return Unary("DeleteChannel", ctx, req->channel(), [&](const Principal& who) -> absl::Status {
       if (absl::Status s = CheckChannel(req->channel()); !s.ok()) return s;
-      absl::StatusOr<storage::ChannelInfo> before =
-          memory_->store()->GetChannelInfo(ChannelOf(who, req->channel()));
       auto r = memory_->DeleteChannel(ChannelOf(who, req->channel()));
       if (!r.ok()) return r.status();
-      if (*r && before.ok()) {
-        limiter_->Stored(who.tenant, -static_cast<int64_t>(before->message_count));
-      }
       resp->set_existed(*r);
       return absl::OkStatus();
     });
@@ -498,7 +494,6 @@ class Service final : public RawServiceBase {
     }
     absl::StatusOr<storage::AppendResult> r =
         memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs), order);
-    if (r.ok()) limiter_->Stored(tenant, static_cast<int64_t>(r->stored));
     if (r.ok()) {
       metrics_->CountIngest(r->stored, r->duplicates);
     } else {
@@ -601,24 +596,20 @@ class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     if (absl::Status s = service_->CheckReady(); !s.ok()) return s;
     if (absl::Status s = service_->CheckChannelName(req.channel()); !s.ok()) return s;
     channel_ = storage::ChannelRef{who->tenant, req.channel()};
-    storage::Store* store = service_->memory()->store();
-    absl::StatusOr<storage::ChannelInfo> info = store->GetChannelInfo(channel_);
-    if (!info.ok()) return info.status();
-    absl::StatusOr<storage::WriterState> state = store->GetWriterState(channel_);
-    if (!state.ok()) return state.status();
-    storage::RecordQuery all;
-    all.include_superseded = true;
-    all.limit = UINT32_MAX;
-    absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(channel_, all);
+    absl::StatusOr<std::unique_ptr<storage::ChannelSnapshot>> snap =
+        service_->memory()->ExportChannel(channel_);
+    if (!snap.ok()) return snap.status();
+    snap_ = std::move(*snap);
+    absl::StatusOr<std::vector<storage::Record>> records = snap_->Records();
     if (!records.ok()) return records.status();
     records_ = std::move(*records);
     auto* h = item_.mutable_header();
     h->set_channel(req.channel());
     h->set_format_version(1);
     h->set_exported_ms(Clock::Real()->NowMs());
-    h->set_messages(info->message_count);
+    h->set_messages(snap_->info().message_count);
     h->set_records(records_.size());
-    h->set_writer_cursor_seq(state->cursor_seq);
+    h->set_writer_cursor_seq(snap_->writer_state().cursor_seq);
     header_pending_ = true;
     return absl::OkStatus();
   }
@@ -644,11 +635,7 @@ class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         page_.clear();
         page_pos_ = 0;
         if (after_ != UINT64_MAX) {
-          storage::MessageQuery q;
-          q.after_seq = after_;
-          q.limit = 1000;
-          absl::StatusOr<storage::MessagePage> page =
-              service_->memory()->store()->ScanMessages(channel_, q);
+          absl::StatusOr<storage::MessagePage> page = snap_->Messages(after_, 1000);
           if (!page.ok()) {
             Finish(scope_.Done(page.status()));
             return;
@@ -675,6 +662,7 @@ class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   Service* const service_;
   RpcScope scope_;
   storage::ChannelRef channel_;
+  std::unique_ptr<storage::ChannelSnapshot> snap_;  // what is exported
   v1::ChannelItem item_;
   grpc::ByteBuffer out_;
   bool header_pending_ = false;
@@ -766,7 +754,6 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                                                std::move(messages_), std::move(records_),
                                                header_.writer_cursor_seq());
     if (!r.ok()) return r.status();
-    service_->limiter()->Stored(tenant_, static_cast<int64_t>(r->first));
     resp_.set_messages(r->first);
     resp_.set_records(r->second);
     return absl::OkStatus();

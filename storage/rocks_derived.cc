@@ -27,10 +27,11 @@
 
 namespace speakermem::storage::rocks_internal {
 
-absl::StatusOr<WriterState> RocksStore::ReadWriterState(const ChannelRef& ch) {
+absl::StatusOr<WriterState> RocksStore::ReadWriterState(const ChannelRef& ch,
+                                                        const rocksdb::Snapshot* snap) {
   std::string value;
   rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta), keys::WriterStateKey(ch), &value);
+      db_->Get(ReadAt(snap), cf(ColumnFamily::kMeta), keys::WriterStateKey(ch), &value);
   WriterState w;
   if (s.IsNotFound()) return w;
   SM_RETURN_IF_ERROR(FromRocks(s, "read writer state"));
@@ -255,13 +256,18 @@ absl::StatusOr<Record> RocksStore::GetRecord(const ChannelRef& ch, const std::st
 
 absl::StatusOr<std::vector<Record>> RocksStore::ListRecords(const ChannelRef& ch,
                                                             const RecordQuery& q) {
+  return ReadRecords(ch, q, nullptr);
+}
+
+absl::StatusOr<std::vector<Record>> RocksStore::ReadRecords(const ChannelRef& ch,
+                                                            const RecordQuery& q,
+                                                            const rocksdb::Snapshot* snap) {
   const std::string prefix = keys::ChannelPrefix(ch);
   std::vector<Record> out;
   StoredRecord sr;
   for (size_t i = 0; i < kLayerCount; ++i) {
     if (!q.layer.empty() && q.layer != kLayerTable[i].code) continue;
-    std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions(), cf(kLayerFamilies[i])));
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ReadAt(snap), cf(kLayerFamilies[i])));
     std::string start = prefix + q.after_id;
     if (!q.after_id.empty()) start.push_back('\0');
     for (it->Seek(start); it->Valid() && it->key().starts_with(prefix); it->Next()) {

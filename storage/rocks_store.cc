@@ -84,10 +84,11 @@ std::shared_ptr<ChannelState> RocksStore::StateFor(const ChannelRef& ch) {
   return slot;
 }
 
-absl::StatusOr<ChannelInfo> RocksStore::ReadChannelInfo(const ChannelRef& ch, bool* exists) {
+absl::StatusOr<ChannelInfo> RocksStore::ReadChannelInfo(const ChannelRef& ch, bool* exists,
+                                                        const rocksdb::Snapshot* snap) {
   std::string value;
   rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), &value);
+      db_->Get(ReadAt(snap), cf(ColumnFamily::kMeta), keys::ChannelInfoKey(ch), &value);
   ChannelInfo info;
   info.channel = ch.channel;
   *exists = false;
@@ -274,10 +275,11 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(const ChannelRef& ch,
   return result;
 }
 
-absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q, MessagePage* page) {
+absl::Status RocksStore::ScanAll(const ChannelRef& ch, const MessageQuery& q, MessagePage* page,
+                                 const rocksdb::Snapshot* snap) {
   const std::string prefix = keys::ChannelPrefix(ch);
   std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), cf(ColumnFamily::kEpisodic)));
+      db_->NewIterator(ReadAt(snap), cf(ColumnFamily::kEpisodic)));
   uint32_t scanned = 0;
   StoredMessage sm;
   for (it->Seek(keys::MessageKey(ch, q.after_seq + 1));

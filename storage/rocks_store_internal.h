@@ -111,9 +111,21 @@ class RocksStore final : public Store {
   absl::Status CompactChannel(const ChannelRef& ch) override;
   absl::Status Checkpoint(const std::string& dir) override;
   absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) override;
+  absl::StatusOr<std::unique_ptr<ChannelSnapshot>> SnapshotChannel(
+      const ChannelRef& channel) override;
 
  private:
-  absl::StatusOr<WriterState> ReadWriterState(const ChannelRef& ch);
+  friend class RocksChannelSnapshot;
+  // Reads as of `snap` (null: the latest).
+  static rocksdb::ReadOptions ReadAt(const rocksdb::Snapshot* snap) {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snap;
+    return ro;
+  }
+  absl::StatusOr<WriterState> ReadWriterState(const ChannelRef& ch,
+                                              const rocksdb::Snapshot* snap = nullptr);
+  absl::StatusOr<std::vector<Record>> ReadRecords(const ChannelRef& ch, const RecordQuery& q,
+                                                  const rocksdb::Snapshot* snap);
   void PutRosterEntry(const ChannelRef& ch, const std::string& id, const RosterEntry& e,
                       rocksdb::WriteBatch* batch);
   void PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info, rocksdb::WriteBatch* batch);
@@ -122,9 +134,11 @@ class RocksStore final : public Store {
   std::shared_ptr<ChannelState> StateFor(const ChannelRef& ch);
   // REQUIRES: state->mu held.
   absl::Status LoadState(const ChannelRef& ch, ChannelState* state);
-  absl::StatusOr<ChannelInfo> ReadChannelInfo(const ChannelRef& ch, bool* exists);
+  absl::StatusOr<ChannelInfo> ReadChannelInfo(const ChannelRef& ch, bool* exists,
+                                              const rocksdb::Snapshot* snap = nullptr);
   absl::Status ScanBySpeaker(const ChannelRef& ch, const MessageQuery& q, MessagePage* page);
-  absl::Status ScanAll(const ChannelRef& ch, const MessageQuery& q, MessagePage* page);
+  absl::Status ScanAll(const ChannelRef& ch, const MessageQuery& q, MessagePage* page,
+                       const rocksdb::Snapshot* snap = nullptr);
 
   // Constant after construction.
   const StoreOptions options_;

@@ -51,6 +51,20 @@ struct StoreOptions {
 
 // Thread-safe: all methods may be called concurrently. Appends to one channel
 // are serialized internally; different channels append in parallel.
+// A read-only view of one channel at one instant (Store::SnapshotChannel).
+// Not safe for concurrent use; holds the store's snapshot until destroyed.
+class ChannelSnapshot {
+ public:
+  virtual ~ChannelSnapshot() = default;
+  virtual const ChannelInfo& info() const = 0;
+  virtual const WriterState& writer_state() const = 0;
+  // Up to `limit` messages after `after_seq`, in seq order
+  // (next_after_seq 0: no more).
+  virtual absl::StatusOr<MessagePage> Messages(uint64_t after_seq, uint32_t limit) = 0;
+  // Every record, superseded ones included, in creation order.
+  virtual absl::StatusOr<std::vector<Record>> Records() = 0;
+};
+
 class Store {
  public:
   // Opens (creating if missing) the database at options.path.
@@ -139,6 +153,11 @@ class Store {
                                            const std::string& record_id) = 0;
 
   virtual absl::StatusOr<std::vector<ParkedSegment>> ListParked(const ChannelRef& channel) = 0;
+  // One channel as of one instant (a store snapshot; writes after it are
+  // not seen): what an export streams, so its header agrees with its body.
+  // NOT_FOUND for an unknown channel.
+  virtual absl::StatusOr<std::unique_ptr<ChannelSnapshot>> SnapshotChannel(
+      const ChannelRef& channel) = 0;
   // Applies `plan` in one atomic, durable write. Message seqs not stored
   // are ignored.
   virtual absl::Status ApplyDeletion(const ChannelRef& channel, const DeletionPlan& plan) = 0;

@@ -296,6 +296,25 @@ TEST_CASE("per-tenant limits answer RESOURCE_EXHAUSTED and quotas follow deletio
   del.set_channel("q");
   REQUIRE_OK(acme->DeleteChannel(del));
   REQUIRE_OK(acme->Ingest(Batch("q2", "Bob", 20)));  // room again
+  // The engine reports every change: deleted messages and a forgotten
+  // speaker free room too.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // refill
+  REQUIRE_OK(acme->Ingest(Batch("q3", "Carol", 30)));           // 50 of 50
+  CHECK(acme->Ingest(Batch("q3", "Dan", 1)).status().code() ==
+        absl::StatusCode::kResourceExhausted);
+  v1::DeleteMessagesRequest dm;
+  dm.set_channel("q3");
+  for (int i = 0; i < 10; ++i) dm.add_message_ids("Carol" + std::to_string(i));
+  REQUIRE_OK(acme->DeleteMessages(dm));
+  REQUIRE_OK(acme->Ingest(Batch("q3", "Dan", 10)));  // the 10 deleted
+  CHECK(acme->Ingest(Batch("q3", "Eve", 1)).status().code() ==
+        absl::StatusCode::kResourceExhausted);
+  v1::ForgetSpeakerRequest fs;
+  fs.set_channel("q2");
+  fs.set_speaker("Bob");
+  REQUIRE_OK(acme->ForgetSpeaker(fs));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // refill
+  REQUIRE_OK(acme->Ingest(Batch("q3", "Eve", 20)));             // Bob's 20
 }
 
 }  // namespace

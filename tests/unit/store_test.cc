@@ -253,3 +253,63 @@ TEST_CASE("a store locked by another opener is UNAVAILABLE", "[store]") {
 
 }  // namespace
 }  // namespace speakermem::storage
+
+namespace speakermem::storage {
+namespace {
+
+TEST_CASE("a channel snapshot sees the channel as of one instant", "[store][snapshot]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  std::vector<Message> first;
+  for (int i = 0; i < 5; ++i) first.push_back(Msg("m" + std::to_string(i), "Alice", "x", 1000 + i));
+  REQUIRE_OK(store->AppendMessages(kChan, &first));
+  Record r;
+  r.record_id = "r000000000001";
+  r.content = "Alice likes x";
+  r.source = r.owner = first[0].speaker_id;
+  r.layer = "core";
+  r.from_ids = {"m0"};
+  SegmentApply apply;
+  apply.new_cursor = 5;
+  apply.next_record = 2;
+  apply.new_records = {r};
+  REQUIRE_OK(store->ApplySegment(kChan, apply));
+
+  absl::StatusOr<std::unique_ptr<ChannelSnapshot>> snap = store->SnapshotChannel(kChan);
+  REQUIRE_OK(snap);
+  // Writes after the snapshot: more messages, another record, the cursor.
+  std::vector<Message> later;
+  for (int i = 5; i < 9; ++i) later.push_back(Msg("m" + std::to_string(i), "Bob", "y", 2000 + i));
+  REQUIRE_OK(store->AppendMessages(kChan, &later));
+  Record r2 = r;
+  r2.record_id = "r000000000002";
+  SegmentApply more;
+  more.expected_cursor = 5;
+  more.new_cursor = 9;
+  more.next_record = 3;
+  more.new_records = {r2};
+  REQUIRE_OK(store->ApplySegment(kChan, more));
+
+  CHECK((*snap)->info().message_count == 5);
+  CHECK((*snap)->writer_state().cursor_seq == 5);
+  std::vector<std::string> ids;
+  uint64_t after = 0;
+  do {
+    absl::StatusOr<MessagePage> page = (*snap)->Messages(after, 2);
+    REQUIRE_OK(page);
+    for (const auto& m : page->messages) ids.push_back(m.message_id);
+    after = page->next_after_seq;
+  } while (after != 0);
+  CHECK(ids == std::vector<std::string>{"m0", "m1", "m2", "m3", "m4"});
+  absl::StatusOr<std::vector<Record>> records = (*snap)->Records();
+  REQUIRE_OK(records);
+  REQUIRE(records->size() == 1);
+  CHECK(records->front().record_id == "r000000000001");
+  // The live store has moved on.
+  CHECK(store->GetChannelInfo(kChan)->message_count == 9);
+  CHECK(store->SnapshotChannel(ChannelRef{"default", "nope"}).status().code() ==
+        absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace speakermem::storage
