@@ -167,6 +167,21 @@ class QueryPipeline {
   absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
                          PipelineResult* out);
 
+  // The steps of Run, in order, over one query's state (pipeline_internal.h).
+  struct QueryState;
+  absl::Status Begin(QueryState* st);
+  absl::Status ProjectStep(QueryState* st);
+  absl::Status RecallStep(QueryState* st);
+  absl::Status AddUnwrittenTail(QueryState* st);
+  absl::Status SelectStep(QueryState* st);
+  absl::StatusOr<SelectOutput> SelectOver(QueryState* st, size_t max_anchors,
+                                          const std::vector<size_t>& subset, size_t ranked_before);
+  absl::Status ExpandAndReselect(QueryState* st, const std::vector<size_t>& anchors);
+  absl::StatusOr<bool> AskOnce(QueryState* st);
+  absl::Status AddToPool(QueryState* st, const LexicalQuery& q, bool score_new);
+  void TopK(QueryState* st);
+  absl::Status ComposeAndAnswer(QueryState* st);
+
   // A channel's records with their stemmed tokens, valid while the
   // channel's record counter is unchanged (every write of records bumps it).
   struct RecordSnapshot {

@@ -4,7 +4,9 @@
 #define SPEAKERMEM_RETRIEVAL_PIPELINE_INTERNAL_H_
 
 #include <chrono>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "retrieval/pipeline.h"
@@ -42,5 +44,24 @@ inline double Dot(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 }  // namespace speakermem::retrieval::internal
+
+namespace speakermem::retrieval {
+
+// One query's state between the steps of QueryPipeline::Run.
+struct QueryPipeline::QueryState {
+  QueryState(const PipelineRequest& r, const RecallParams& params) : req(r), rp(params) {}
+  const PipelineRequest& req;
+  const RecallParams& rp;  // the request's recall constants, or the pipeline's
+  PipelineResult out;
+  uint64_t cursor = 0;                                // derived through this seq
+  std::vector<RosterMember> roster;                   // the channel's members
+  std::vector<std::string> row_ids;                   // the people the query names
+  std::vector<storage::Message> pool;                 // System 1 candidates
+  std::unordered_map<uint64_t, double> recall_score;  // by seq
+  std::vector<size_t> order;                          // pool indices, best first
+  std::set<uint64_t> expanded;                        // seqs added by Expand
+};
+
+}  // namespace speakermem::retrieval
 
 #endif  // SPEAKERMEM_RETRIEVAL_PIPELINE_INTERNAL_H_
