@@ -172,26 +172,4 @@ double MultipleChoiceScore(absl::string_view answer, const std::vector<std::stri
   return count == 1 && 'A' + picked == want ? 1 : 0;
 }
 
-double ChainScore(const std::vector<ChainEdge>& pred, const std::vector<ChainEdge>& ref) {
-  if (pred.empty() && ref.empty()) return 1;
-  if (pred.empty() || ref.empty()) return 0;
-  std::vector<std::vector<double>> w(pred.size(), std::vector<double>(ref.size(), 0.0));
-  for (size_t i = 0; i < pred.size(); ++i) {
-    for (size_t j = 0; j < ref.size(); ++j) {
-      if (pred[i].owner != ref[j].owner ||
-          writer::NormalizeLayer(pred[i].layer) != writer::NormalizeLayer(ref[j].layer)) {
-        continue;
-      }
-      w[i][j] = 0.50 * SoftMatch(pred[i].old_content, ref[j].old_content) +
-                0.50 * SoftMatch(pred[i].new_content, ref[j].new_content);
-    }
-  }
-  double matched = MaxWeightMatching(w);
-  return 2.0 * matched / static_cast<double>(pred.size() + ref.size());
-}
-
-double MemoryReward(double speaker_levenshtein, double chain) {
-  return 0.80 * speaker_levenshtein + 0.20 * chain;
-}
-
 }  // namespace speakermem::eval

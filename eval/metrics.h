@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "eval/speaker_levenshtein.h"
 
 namespace speakermem::eval {
 
@@ -63,22 +64,7 @@ MeanQN ComputeMeanQN(const std::map<std::string, std::vector<double>>& scores,
 double MultipleChoiceScore(absl::string_view answer, const std::vector<std::string>& options,
                            absl::string_view correct);
 
-// An UPDATE edge of a derived state: the old and the new content of one
-// record chain step, with the coordinates that gate a match.
-struct ChainEdge {
-  std::string owner;
-  std::string layer;
-  std::string old_content;
-  std::string new_content;
-};
-// The chain score: predicted and reference edges match only when owner and
-// layer agree, with weight 0.50 x SoftMatch(old) + 0.50 x SoftMatch(new);
-// one-to-one maximum-weight alignment; soft F1 = 2M / (|P| + |R|). 1 when
-// both have no edges.
-double ChainScore(const std::vector<ChainEdge>& pred, const std::vector<ChainEdge>& ref);
-
-// The memory reward: 0.80 x SpeakerLevenshtein + 0.20 x chain score.
-double MemoryReward(double speaker_levenshtein, double chain);
+// ChainEdge, ChainScore and MemoryReward: eval/speaker_levenshtein.h.
 
 }  // namespace speakermem::eval
 

@@ -57,6 +57,23 @@ struct SpeakerLevenshteinResult {
 SpeakerLevenshteinResult SpeakerLevenshtein(const std::vector<StateEntry>& pred,
                                             const std::vector<StateEntry>& ref);
 
+// An UPDATE edge of a derived state: the old and the new content of one
+// record chain step, with the coordinates that gate a match.
+struct ChainEdge {
+  std::string owner;
+  std::string layer;
+  std::string old_content;
+  std::string new_content;
+};
+// The chain score: predicted and reference edges match only when owner and
+// layer agree, with weight 0.50 x SoftMatch(old) + 0.50 x SoftMatch(new);
+// one-to-one maximum-weight alignment; soft F1 = 2M / (|P| + |R|). 1 when
+// both have no edges.
+double ChainScore(const std::vector<ChainEdge>& pred, const std::vector<ChainEdge>& ref);
+
+// The memory reward: 0.80 x SpeakerLevenshtein + 0.20 x chain score.
+double MemoryReward(double speaker_levenshtein, double chain);
+
 }  // namespace speakermem::eval
 
 #endif  // SPEAKERMEM_EVAL_SPEAKER_LEVENSHTEIN_H_
