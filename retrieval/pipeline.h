@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -131,6 +132,10 @@ struct PipelineResult {
   std::string evidence_pack;
 };
 
+namespace internal {
+struct RecordSnapshot;
+}  // namespace internal
+
 // Safe for concurrent use. All collaborators must outlive it.
 class QueryPipeline {
  public:
@@ -166,6 +171,13 @@ class QueryPipeline {
                       std::vector<storage::Message>* pool);
   absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
                          PipelineResult* out);
+  // Similarity of a text (sorted stemmed tokens, its vector or null) to the
+  // query's issue.
+  using SimilarityFn =
+      std::function<double(const std::vector<std::string>&, const std::vector<float>*)>;
+  absl::Status AddFallbacks(const PipelineRequest& req, const std::vector<size_t>& fallback_rows,
+                            double floor, const SimilarityFn& similarity, StageCall* call,
+                            PipelineResult* out);
 
   // The steps of Run, in order, over one query's state (pipeline_internal.h).
   struct QueryState;
@@ -182,23 +194,8 @@ class QueryPipeline {
   void TopK(QueryState* st);
   absl::Status ComposeAndAnswer(QueryState* st);
 
-  // A channel's records with their stemmed tokens, valid while the
-  // channel's record counter is unchanged (every write of records bumps it).
-  struct RecordSnapshot {
-    uint64_t next_record = 0;
-    uint64_t ticket = 0;  // build order
-    std::vector<storage::Record> records;
-    std::vector<std::vector<std::string>> tokens;                    // stemmed, per record
-    std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
-    std::map<std::string, size_t> by_id;
-    std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
-    std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
-    std::map<std::string, std::vector<size_t>> nodes_by_owner;   // every record
-    // Stemmed token -> every record containing it (full tense).
-    std::unordered_map<std::string, std::vector<size_t>> node_postings;
-    // Stemmed token -> active heads containing it (for candidate selection).
-    std::unordered_map<std::string, std::vector<size_t>> postings;
-  };
+  // A channel's records with their tokens and indexes (pipeline_internal.h).
+  using RecordSnapshot = internal::RecordSnapshot;
   absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch,
                                                                 StageCall* call);
 

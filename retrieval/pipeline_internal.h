@@ -4,6 +4,8 @@
 #define SPEAKERMEM_RETRIEVAL_PIPELINE_INTERNAL_H_
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -42,6 +44,24 @@ inline double Dot(const std::vector<float>& a, const std::vector<float>& b) {
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += a[i] * b[i];
   return s;
 }
+
+// A channel's records with their stemmed tokens, valid while the
+// channel's record counter is unchanged (every write of records bumps it).
+struct RecordSnapshot {
+  uint64_t next_record = 0;
+  uint64_t ticket = 0;  // build order
+  std::vector<storage::Record> records;
+  std::vector<std::vector<std::string>> tokens;                    // stemmed, per record
+  std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
+  std::map<std::string, size_t> by_id;
+  std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
+  std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
+  std::map<std::string, std::vector<size_t>> nodes_by_owner;   // every record
+  // Stemmed token -> every record containing it (full tense).
+  std::unordered_map<std::string, std::vector<size_t>> node_postings;
+  // Stemmed token -> active heads containing it (for candidate selection).
+  std::unordered_map<std::string, std::vector<size_t>> postings;
+};
 
 }  // namespace speakermem::retrieval::internal
 

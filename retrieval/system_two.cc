@@ -161,15 +161,21 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   return std::shared_ptr<const RecordSnapshot>(snap);
 }
 
-absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
-                                      const std::vector<RosterMember>& roster,
-                                      PipelineResult* out) {
-  auto t = Clock::now();
-  StageCall call;
-  call.deadline = req.deadline;
-  const Projection& p = out->projection;
-  const bool full = p.tense == Tense::kFull;
-  // Rows: ALL = every member, GROUP, names.
+namespace {
+
+using internal::RecordSnapshot;
+
+// Candidates: heads sharing a word with the issue, plus each bucket's most
+// recent heads (so a purely semantic match among recent state still
+// counts); scoring stays proportional to those, not to the channel.
+constexpr size_t kRecentPerBucket = 64;
+// Rarest issue words first, the most recent heads of each, up to a
+// thousand heads: words on most heads say little about which ones matter,
+// and scoring stays bounded however large the channel grows.
+constexpr size_t kMaxLexicalHits = 1000;
+
+// The rows a projection names, in order: ALL is every member.
+std::vector<std::string> RowsOf(const Projection& p, const std::vector<RosterMember>& roster) {
   std::vector<std::string> rows;
   auto add_row = [&](const std::string& r) {
     if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
@@ -181,64 +187,64 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       add_row(r);
     }
   }
-  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call));
-  const std::vector<storage::Record>& records = snap->records;
-  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
-                      stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
-  std::vector<std::string> issue_tokens = StemmedTokens(p.issue + " " + req.question);
-  std::set<std::string> issue_set;
-  for (auto& tkn : issue_tokens) {
-    if (!IsStopword(tkn)) issue_set.insert(tkn);
+  return rows;
+}
+
+// System 1 evidence by rank: the first counts fully, the last little.
+std::unordered_map<std::string, double> S1Weights(const std::vector<RetrievedMessage>& s1,
+                                                  size_t top_k) {
+  std::unordered_map<std::string, double> w;
+  for (size_t k = 0; k < s1.size(); ++k) {
+    w.emplace(
+        s1[k].message.message_id,
+        1.0 - static_cast<double>(k) / static_cast<double>(std::max<size_t>(s1.size(), top_k)));
   }
-  // Similarity of a record to the issue: half dense, half lexical overlap
-  // (the share of issue words the record contains). Memoised: a record can
-  // be a candidate of two rows (owner and source).
-  // `toks` sorted (the snapshot's are sorted and unique); `vec` may be null.
-  auto Similarity = [&](const std::vector<std::string>& toks, const std::vector<float>* vec) {
+  return w;
+}
+
+// How well a record (or a message) matches one query's issue.
+class IssueScorer {
+ public:
+  IssueScorer(const RecordSnapshot& snap, std::vector<float> issue_v, std::set<std::string> words,
+              std::unordered_map<std::string, double> s1_weight, double provenance_weight)
+      : snap_(snap),
+        issue_v_(std::move(issue_v)),
+        words_(std::move(words)),
+        s1_weight_(std::move(s1_weight)),
+        provenance_weight_(provenance_weight) {}
+
+  // Half dense, half lexical overlap (the share of issue words the text
+  // contains). `toks` sorted; `vec` may be null.
+  double Similarity(const std::vector<std::string>& toks, const std::vector<float>* vec) const {
     double lex = 0;
-    for (const auto& tkn : issue_set) lex += std::binary_search(toks.begin(), toks.end(), tkn);
-    lex = issue_set.empty() ? 0 : lex / static_cast<double>(issue_set.size());
-    return 0.5 * (vec ? Dot(*vec, issue_v.front()) : 0.0) + 0.5 * lex;
-  };
-  const RowParams& rp = req.rows ? *req.rows : rows_;
-  // System 1 evidence by rank: the first counts fully, the last little.
-  std::unordered_map<std::string, double> s1_weight;
-  for (size_t k = 0; k < out->s1.size(); ++k) {
-    s1_weight.emplace(out->s1[k].message.message_id,
-                      1.0 - static_cast<double>(k) / static_cast<double>(std::max<size_t>(
-                                                         out->s1.size(), req.budgets.s1_top_k)));
+    for (const auto& tkn : words_) lex += std::binary_search(toks.begin(), toks.end(), tkn);
+    lex = words_.empty() ? 0 : lex / static_cast<double>(words_.size());
+    return 0.5 * (vec ? internal::Dot(*vec, issue_v_) : 0.0) + 0.5 * lex;
   }
-  std::unordered_map<size_t, double> scored;
-  auto score = [&](size_t i) {
-    auto memo = scored.find(i);
-    if (memo != scored.end()) return memo->second;
-    double v = Similarity(snap->tokens[i], snap->vectors[i].get());
+
+  // A record's similarity, boosted by the best System 1 rank among its
+  // from_ids (RowParams::provenance_weight). Memoised: a record can be a
+  // candidate of two rows (owner and source).
+  double Score(size_t i) {
+    auto memo = scored_.find(i);
+    if (memo != scored_.end()) return memo->second;
+    double v = Similarity(snap_.tokens[i], snap_.vectors[i].get());
     double backed = 0;
-    for (const auto& id : records[i].from_ids) {
-      auto w = s1_weight.find(id);
-      if (w != s1_weight.end()) backed = std::max(backed, w->second);
+    for (const auto& id : snap_.records[i].from_ids) {
+      auto w = s1_weight_.find(id);
+      if (w != s1_weight_.end()) backed = std::max(backed, w->second);
     }
-    v *= 1.0 + rp.provenance_weight * backed;
-    scored.emplace(i, v);
+    v *= 1.0 + provenance_weight_ * backed;
+    scored_.emplace(i, v);
     return v;
-  };
-  static const std::vector<size_t> kNone;
-  auto bucket = [&](const std::map<std::string, std::vector<size_t>>& m,
-                    const std::string& key) -> const std::vector<size_t>& {
-    auto it = m.find(key);
-    return it == m.end() ? kNone : it->second;
-  };
-  // Candidates: heads sharing a word with the issue, plus each bucket's most
-  // recent heads (so a purely semantic match among recent state still
-  // counts); scoring stays proportional to those, not to the channel.
-  constexpr size_t kRecentPerBucket = 64;
-  // Rarest issue words first, the most recent heads of each, up to a
-  // thousand heads: words on most heads say little about which ones matter,
-  // and scoring stays bounded however large the channel grows.
-  constexpr size_t kMaxLexicalHits = 1000;
-  auto hits_in = [&](const std::unordered_map<std::string, std::vector<size_t>>& postings) {
+  }
+
+  // The records of `postings` holding an issue word, rarest words first,
+  // the most recent of each, at most kMaxLexicalHits.
+  std::unordered_set<size_t> LexicalHits(
+      const std::unordered_map<std::string, std::vector<size_t>>& postings) const {
     std::vector<const std::vector<size_t>*> lists;
-    for (const auto& tkn : issue_set) {
+    for (const auto& tkn : words_) {
       auto it = postings.find(tkn);
       if (it != postings.end()) lists.push_back(&it->second);
     }
@@ -251,161 +257,244 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
       }
     }
     return hits;
+  }
+
+ private:
+  const RecordSnapshot& snap_;
+  const std::vector<float> issue_v_;
+  const std::set<std::string> words_;
+  const std::unordered_map<std::string, double> s1_weight_;
+  const double provenance_weight_;
+  std::unordered_map<size_t, double> scored_;
+};
+
+using Buckets = std::unordered_map<std::string, std::vector<size_t>>;
+
+// A bucket's candidates: its most recent entries, plus older ones holding
+// an issue word (`hits`, by the same key).
+std::vector<size_t> Candidates(const std::vector<size_t>& bucket_ids, const Buckets& hits,
+                               const std::string& key) {
+  std::vector<size_t> c;
+  size_t from = bucket_ids.size() > kRecentPerBucket ? bucket_ids.size() - kRecentPerBucket : 0;
+  for (size_t j = from; j < bucket_ids.size(); ++j) c.push_back(bucket_ids[j]);
+  auto h = hits.find(key);
+  if (from > 0 && h != hits.end()) {
+    // Older heads with an issue word (the recent ones are in already).
+    const size_t oldest_recent = bucket_ids[from];
+    for (size_t i : h->second) {
+      if (i < oldest_recent) c.push_back(i);
+    }
+  }
+  return c;
+}
+
+const std::vector<size_t>& Bucket(const std::map<std::string, std::vector<size_t>>& m,
+                                  const std::string& key) {
+  static const std::vector<size_t> kNone;
+  auto it = m.find(key);
+  return it == m.end() ? kNone : it->second;
+}
+
+// The chain a node belongs to, named by its current head.
+size_t HeadOf(const RecordSnapshot& snap, size_t i) {
+  for (int guard = 0; guard < 1000 && !snap.records[i].superseded_by.empty(); ++guard) {
+    auto it = snap.by_id.find(snap.records[i].superseded_by);
+    if (it == snap.by_id.end()) break;
+    i = it->second;
+  }
+  return i;
+}
+
+// A head's chain, oldest first, ending at the head.
+std::vector<const storage::Record*> ChainOf(const RecordSnapshot& snap, size_t head) {
+  std::vector<const storage::Record*> chain = {&snap.records[head]};
+  while (!chain.front()->supersedes.empty() && chain.size() < 1000) {
+    auto it = snap.by_id.find(chain.front()->supersedes.front());
+    if (it == snap.by_id.end()) break;
+    chain.insert(chain.begin(), &snap.records[it->second]);
+  }
+  return chain;
+}
+
+// Best first; ties: the newer record.
+auto ByScore(const RecordSnapshot& snap) {
+  return [&snap](const std::pair<double, size_t>& a, const std::pair<double, size_t>& b) {
+    return a.first != b.first ? a.first > b.first
+                              : snap.records[a.second].record_id > snap.records[b.second].record_id;
   };
-  // The hits by the bucket they fall in, so a row looks only at its own.
-  std::unordered_map<std::string, std::vector<size_t>> hits_by_owner, hits_by_source;
-  for (size_t i : hits_in(snap->postings)) {
-    hits_by_owner[records[i].owner].push_back(i);
-    hits_by_source[records[i].source].push_back(i);
+}
+
+// What one query asks of System 2, shared by its rows.
+struct RowQuery {
+  RowQuery(const RecordSnapshot& s, IssueScorer& sc, const PipelineRequest& r, const Projection& pr)
+      : snap(s), scorer(sc), req(r), p(pr) {}
+  const RecordSnapshot& snap;
+  IssueScorer& scorer;
+  const PipelineRequest& req;
+  const Projection& p;
+  bool full = false;
+  double record_floor = 0;
+  Buckets hits_by_owner, hits_by_source, node_hits_by_owner;
+};
+
+// The row's own records above the floor, best first, at most s2_k. Head
+// tense ranks current heads; full tense ranks every node and a hit brings
+// its whole chain (oldest first).
+void OwnedRecords(RowQuery& q, S2Row* s2) {
+  const RecordSnapshot& snap = q.snap;
+  std::unordered_map<size_t, double> best_of_chain;  // head -> best node score
+  // "A's view of B": only A's records about B in B's row.
+  const bool constrained = !q.p.source.empty() && s2->row == q.p.owner;
+  const auto& owner_bucket =
+      q.full ? Bucket(snap.nodes_by_owner, s2->row) : Bucket(snap.heads_by_owner, s2->row);
+  for (size_t i :
+       Candidates(owner_bucket, q.full ? q.node_hits_by_owner : q.hits_by_owner, s2->row)) {
+    const storage::Record& r = snap.records[i];
+    if (!InRange(r.valid_at_ms, q.req.start_ms, q.req.end_ms)) continue;
+    if (constrained && r.source != q.p.source) continue;
+    const double sc = q.scorer.Score(i);
+    if (sc < q.record_floor) continue;
+    const size_t head = q.full ? HeadOf(snap, i) : i;
+    auto [it, fresh] = best_of_chain.emplace(head, sc);
+    if (!fresh) it->second = std::max(it->second, sc);
   }
-  // Full tense: the same over every node, superseded ones too.
-  std::unordered_map<std::string, std::vector<size_t>> node_hits_by_owner;
-  if (full) {
-    for (size_t i : hits_in(snap->node_postings)) node_hits_by_owner[records[i].owner].push_back(i);
-  }
-  auto candidates = [&](const std::vector<size_t>& bucket_ids,
-                        const std::unordered_map<std::string, std::vector<size_t>>& hits,
-                        const std::string& key) {
-    std::vector<size_t> c;
-    size_t from = bucket_ids.size() > kRecentPerBucket ? bucket_ids.size() - kRecentPerBucket : 0;
-    for (size_t j = from; j < bucket_ids.size(); ++j) c.push_back(bucket_ids[j]);
-    auto h = hits.find(key);
-    if (from > 0 && h != hits.end()) {
-      // Older heads with an issue word (the recent ones are in already).
-      const size_t oldest_recent = bucket_ids[from];
-      for (size_t i : h->second) {
-        if (i < oldest_recent) c.push_back(i);
+  std::vector<std::pair<double, size_t>> owned;
+  for (const auto& [head, sc] : best_of_chain) owned.emplace_back(sc, head);
+  std::sort(owned.begin(), owned.end(), ByScore(snap));
+  for (size_t k = 0; k < owned.size() && k < q.req.budgets.s2_k; ++k) {
+    if (q.full) {
+      for (const auto* c : ChainOf(snap, owned[k].second)) {
+        s2->records.push_back(*c);
+        s2->scores.push_back(owned[k].first);
       }
+    } else {
+      s2->records.push_back(snap.records[owned[k].second]);
+      s2->scores.push_back(owned[k].first);
     }
-    return c;
-  };
+  }
+}
+
+// Source-k: records this person voiced about someone else or for the group
+// (a decision they proposed), above the floor; they do not use the row's
+// budget.
+void SourcedRecords(RowQuery& q, S2Row* s2) {
+  const RecordSnapshot& snap = q.snap;
+  std::vector<std::pair<double, size_t>> sourced;
+  for (size_t i : Candidates(Bucket(snap.heads_by_source, s2->row), q.hits_by_source, s2->row)) {
+    const storage::Record& r = snap.records[i];
+    if (r.owner == s2->row) continue;
+    if (!InRange(r.valid_at_ms, q.req.start_ms, q.req.end_ms)) continue;
+    const double sc = q.scorer.Score(i);
+    if (sc >= q.record_floor) sourced.emplace_back(sc, i);
+  }
+  std::sort(sourced.begin(), sourced.end(), ByScore(snap));
+  for (size_t k = 0; k < sourced.size() && k < q.req.budgets.s2_source_k; ++k) {
+    s2->sourced.push_back(snap.records[sourced[k].second]);
+  }
+}
+
+}  // namespace
+
+absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
+                                      const std::vector<RosterMember>& roster,
+                                      PipelineResult* out) {
+  auto t = Clock::now();
+  StageCall call;
+  call.deadline = req.deadline;
+  const Projection& p = out->projection;
+  const bool full = p.tense == Tense::kFull;
+  const std::vector<std::string> rows = RowsOf(p, roster);
+  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call));
+  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
+                      stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
+  std::set<std::string> issue_set;
+  for (auto& tkn : StemmedTokens(p.issue + " " + req.question)) {
+    if (!IsStopword(tkn)) issue_set.insert(tkn);
+  }
+  const RowParams& rp = req.rows ? *req.rows : rows_;
+  IssueScorer scorer(*snap, issue_v.front(), std::move(issue_set),
+                     S1Weights(out->s1, req.budgets.s1_top_k), rp.provenance_weight);
   const bool offline = stages_->embed->offline();
-  const double record_floor = offline ? rp.record_floor_offline : rp.record_floor_model;
-  const double fallback_floor = offline ? rp.fallback_floor_offline : rp.fallback_floor_model;
-  // The chain a node belongs to, named by its current head.
-  auto head_of = [&](size_t i) {
-    for (int guard = 0; guard < 1000 && !records[i].superseded_by.empty(); ++guard) {
-      auto it = snap->by_id.find(records[i].superseded_by);
-      if (it == snap->by_id.end()) break;
-      i = it->second;
+  RowQuery q(*snap, scorer, req, p);
+  q.full = full;
+  q.record_floor = offline ? rp.record_floor_offline : rp.record_floor_model;
+  // The hits by the bucket they fall in, so a row looks only at its own.
+  for (size_t i : scorer.LexicalHits(snap->postings)) {
+    q.hits_by_owner[snap->records[i].owner].push_back(i);
+    q.hits_by_source[snap->records[i].source].push_back(i);
+  }
+  if (full) {  // the same over every node, superseded ones too
+    for (size_t i : scorer.LexicalHits(snap->node_postings)) {
+      q.node_hits_by_owner[snap->records[i].owner].push_back(i);
     }
-    return i;
-  };
-  auto chain_of = [&](size_t head) {
-    std::vector<const storage::Record*> chain = {&records[head]};
-    while (!chain.front()->supersedes.empty() && chain.size() < 1000) {
-      auto it = snap->by_id.find(chain.front()->supersedes.front());
-      if (it == snap->by_id.end()) break;
-      chain.insert(chain.begin(), &records[it->second]);
-    }
-    return chain;
-  };
-  std::vector<size_t> fallback_rows;                       // rows with no record
-  std::vector<std::pair<size_t, uint64_t>> fallback_seqs;  // (row index, seq)
+  }
+  std::vector<size_t> fallback_rows;  // rows with no record
   for (const auto& row : rows) {
     S2Row s2;
     s2.row = row;
-    // Owned: the row's records above the floor. Head tense ranks current
-    // heads; full tense ranks every node and a hit brings its whole chain.
-    std::unordered_map<size_t, double> best_of_chain;  // head -> best node score
-    // "A's view of B": only A's records about B in B's row.
-    const bool constrained = !p.source.empty() && row == p.owner;
-    const auto& owner_bucket =
-        full ? bucket(snap->nodes_by_owner, row) : bucket(snap->heads_by_owner, row);
-    for (size_t i : candidates(owner_bucket, full ? node_hits_by_owner : hits_by_owner, row)) {
-      const storage::Record& r = records[i];
-      if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
-      if (constrained && r.source != p.source) continue;
-      const double sc = score(i);
-      if (sc < record_floor) continue;
-      const size_t head = full ? head_of(i) : i;
-      auto [it, fresh] = best_of_chain.emplace(head, sc);
-      if (!fresh) it->second = std::max(it->second, sc);
-    }
-    std::vector<std::pair<double, size_t>> owned;
-    for (const auto& [head, sc] : best_of_chain) owned.emplace_back(sc, head);
-    auto by_score = [&](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first
-                                : records[a.second].record_id > records[b.second].record_id;
-    };
-    std::sort(owned.begin(), owned.end(), by_score);
-    for (size_t k = 0; k < owned.size() && k < req.budgets.s2_k; ++k) {
-      if (full) {
-        for (const auto* c : chain_of(owned[k].second)) {  // oldest first, ending at the head
-          s2.records.push_back(*c);
-          s2.scores.push_back(owned[k].first);
-        }
-      } else {
-        s2.records.push_back(records[owned[k].second]);
-        s2.scores.push_back(owned[k].first);
-      }
-    }
-    if (row != kRowGroup) {
-      // Source-k: records this person voiced about someone else or for the
-      // group (a decision they proposed), above the floor; they do not use
-      // the row's budget.
-      std::vector<std::pair<double, size_t>> sourced;
-      for (size_t i : candidates(bucket(snap->heads_by_source, row), hits_by_source, row)) {
-        const storage::Record& r = records[i];
-        if (r.owner == row) continue;
-        if (!InRange(r.valid_at_ms, req.start_ms, req.end_ms)) continue;
-        const double sc = score(i);
-        if (sc >= record_floor) sourced.emplace_back(sc, i);
-      }
-      std::sort(sourced.begin(), sourced.end(), by_score);
-      for (size_t k = 0; k < sourced.size() && k < req.budgets.s2_source_k; ++k) {
-        s2.sourced.push_back(records[sourced[k].second]);
-      }
-    }
+    OwnedRecords(q, &s2);
+    if (row != kRowGroup) SourcedRecords(q, &s2);
     if (s2.records.empty() && row != kRowGroup) fallback_rows.push_back(out->s2.size());
     out->s2.push_back(std::move(s2));
   }
-  // Rows without records: each person's best verbatim message on the issue
-  // (one scoring pass for all of them) is a fallback candidate.
-  if (!fallback_rows.empty()) {
-    LexicalQuery q;
-    q.text = req.question + " " + p.issue;
-    q.start_ms = req.start_ms;
-    q.end_ms = req.end_ms;
-    q.params.stem = true;
-    for (size_t r : fallback_rows) q.only_speakers.push_back(out->s2[r].row);
-    std::map<std::string, ScoredSeq> best = lexical_->BestPerSpeaker(req.channel, q);
-    for (size_t r : fallback_rows) {
-      auto it = best.find(out->s2[r].row);
-      if (it != best.end()) fallback_seqs.emplace_back(r, it->second.seq);
-    }
-  }
-  // Fallbacks clear their own floor (the same similarity as records'), judged
-  // with one embedding call.
-  if (!fallback_seqs.empty()) {
-    std::vector<uint64_t> seqs;
-    for (const auto& [row, seq] : fallback_seqs) seqs.push_back(seq);
-    SM_ASSIGN_OR_RETURN(std::vector<storage::Message> msgs,
-                        store_->GetMessagesBySeq(req.channel, seqs));
-    std::unordered_map<uint64_t, const storage::Message*> by_seq;
-    std::vector<std::string> texts;
-    for (const auto& m : msgs) {
-      by_seq[m.seq] = &m;
-      texts.push_back(m.text);
-    }
-    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vecs, stages_->embed->Embed(texts, &call));
-    std::unordered_map<uint64_t, const std::vector<float>*> vec_of;
-    for (size_t i = 0; i < msgs.size() && i < vecs.size(); ++i) vec_of[msgs[i].seq] = &vecs[i];
-    for (const auto& [row, seq] : fallback_seqs) {
-      auto m = by_seq.find(seq);
-      if (m == by_seq.end()) continue;
-      std::vector<std::string> toks = StemmedTokens(m->second->text);
-      std::sort(toks.begin(), toks.end());
-      const double sc = Similarity(toks, vec_of[seq]);
-      if (sc < fallback_floor) continue;
-      out->s2[row].fallback = *m->second;
-      out->s2[row].fallback_score = sc;
-    }
-  }
+  SM_RETURN_IF_ERROR(AddFallbacks(
+      req, fallback_rows, offline ? rp.fallback_floor_offline : rp.fallback_floor_model,
+      [&scorer](const std::vector<std::string>& toks, const std::vector<float>* vec) {
+        return scorer.Similarity(toks, vec);
+      },
+      &call, out));
   for (auto& row : out->s2) {
     row.empty = row.records.empty() && row.sourced.empty() && !row.fallback.has_value();
   }
   Trace(out, "s2_rows", t, call, absl::StrCat(rows.size(), " rows, ", full ? "full" : "head"));
+  return absl::OkStatus();
+}
+
+// Rows without records: each person's best verbatim message on the issue
+// (one scoring pass for all of them), kept when it clears its own floor (the
+// same similarity as records', judged with one embedding call).
+absl::Status QueryPipeline::AddFallbacks(const PipelineRequest& req,
+                                         const std::vector<size_t>& fallback_rows, double floor,
+                                         const SimilarityFn& similarity, StageCall* call,
+                                         PipelineResult* out) {
+  if (fallback_rows.empty()) return absl::OkStatus();
+  const Projection& p = out->projection;
+  std::vector<std::pair<size_t, uint64_t>> fallback_seqs;  // (row index, seq)
+  LexicalQuery q;
+  q.text = req.question + " " + p.issue;
+  q.start_ms = req.start_ms;
+  q.end_ms = req.end_ms;
+  q.params.stem = true;
+  for (size_t r : fallback_rows) q.only_speakers.push_back(out->s2[r].row);
+  std::map<std::string, ScoredSeq> best = lexical_->BestPerSpeaker(req.channel, q);
+  for (size_t r : fallback_rows) {
+    auto it = best.find(out->s2[r].row);
+    if (it != best.end()) fallback_seqs.emplace_back(r, it->second.seq);
+  }
+  if (fallback_seqs.empty()) return absl::OkStatus();
+  std::vector<uint64_t> seqs;
+  for (const auto& [row, seq] : fallback_seqs) seqs.push_back(seq);
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Message> msgs,
+                      store_->GetMessagesBySeq(req.channel, seqs));
+  std::unordered_map<uint64_t, const storage::Message*> by_seq;
+  std::vector<std::string> texts;
+  for (const auto& m : msgs) {
+    by_seq[m.seq] = &m;
+    texts.push_back(m.text);
+  }
+  SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vecs, stages_->embed->Embed(texts, call));
+  std::unordered_map<uint64_t, const std::vector<float>*> vec_of;
+  for (size_t i = 0; i < msgs.size() && i < vecs.size(); ++i) vec_of[msgs[i].seq] = &vecs[i];
+  for (const auto& [row, seq] : fallback_seqs) {
+    auto m = by_seq.find(seq);
+    if (m == by_seq.end()) continue;
+    std::vector<std::string> toks = StemmedTokens(m->second->text);
+    std::sort(toks.begin(), toks.end());
+    const double sc = similarity(toks, vec_of[seq]);
+    if (sc < floor) continue;
+    out->s2[row].fallback = *m->second;
+    out->s2[row].fallback_score = sc;
+  }
   return absl::OkStatus();
 }
 
