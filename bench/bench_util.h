@@ -12,7 +12,10 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace speakermem::bench {
@@ -86,27 +89,53 @@ inline Latency Summarize(std::vector<double> ms) {
   return l;
 }
 
-// Parses "--name value" pairs into the matching setters; exits with a
-// message on an unknown flag, a missing value or a bad number.
-inline void ParseFlags(
-    int argc, char** argv,
-    const std::map<std::string, std::function<void(const std::string&)>>& flags) {
+// A flag's target: a count, an int or a text.
+using FlagTarget = std::variant<size_t*, int*, std::string*>;
+
+// Parses "--name value" pairs into their targets (the table, in order, is
+// every benchmark's flag list); --help prints the flags with their
+// defaults. Exits with a message on an unknown flag, a missing value or a
+// bad number.
+inline void ParseFlags(int argc, char** argv,
+                       const std::vector<std::pair<std::string, FlagTarget>>& flags) {
+  auto show = [](const FlagTarget& t) {
+    if (auto* z = std::get_if<size_t*>(&t)) return std::to_string(**z);
+    if (auto* n = std::get_if<int*>(&t)) return std::to_string(**n);
+    return "\"" + *std::get<std::string*>(t) + "\"";
+  };
   for (int i = 1; i < argc; ++i) {
-    auto it = flags.find(argv[i]);
+    if (std::string(argv[i]) == "--help") {
+      std::printf("usage: %s", argv[0]);
+      for (const auto& [name, target] : flags) std::printf(" [%s N]", name.c_str());
+      std::printf("\n");
+      for (const auto& [name, target] : flags) {
+        std::printf("  %-20s default %s\n", name.c_str(), show(target).c_str());
+      }
+      std::exit(0);
+    }
+    auto it =
+        std::find_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == argv[i]; });
     if (it == flags.end() || i + 1 >= argc) {
-      std::fprintf(stderr, "%s: unknown flag or missing value: %s\n", argv[0], argv[i]);
+      std::fprintf(stderr, "%s: unknown flag or missing value: %s (--help lists them)\n", argv[0],
+                   argv[i]);
       std::exit(2);
     }
+    const std::string value = argv[++i];
     try {
-      it->second(argv[++i]);
+      if (auto* z = std::get_if<size_t*>(&it->second)) {
+        if (value.empty() || value[0] == '-') throw std::invalid_argument("negative");
+        **z = std::stoul(value);
+      } else if (auto* n = std::get_if<int*>(&it->second)) {
+        **n = std::stoi(value);
+      } else {
+        *std::get<std::string*>(it->second) = value;
+      }
     } catch (const std::exception&) {
       std::fprintf(stderr, "%s: bad value for %s: %s\n", argv[0], argv[i - 1], argv[i]);
       std::exit(2);
     }
   }
 }
-
-inline size_t ToSize(const std::string& s) { return std::stoul(s); }
 
 inline double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

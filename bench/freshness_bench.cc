@@ -212,13 +212,11 @@ int Run(const Options& opt) {
 }  // namespace speakermem::bench
 
 int main(int argc, char** argv) {
-  using speakermem::bench::ToSize;
   speakermem::bench::Options opt;
-  speakermem::bench::ParseFlags(
-      argc, argv,
-      {{"--channels", [&](const std::string& v) { opt.channels = ToSize(v); }},
-       {"--rate", [&](const std::string& v) { opt.rate = ToSize(v); }},
-       {"--seconds", [&](const std::string& v) { opt.seconds = ToSize(v); }},
-       {"--qps", [&](const std::string& v) { opt.qps = ToSize(v); }}});
+  speakermem::bench::ParseFlags(argc, argv,
+                                {{"--channels", &opt.channels},
+                                 {"--rate", &opt.rate},
+                                 {"--seconds", &opt.seconds},
+                                 {"--qps", &opt.qps}});
   return speakermem::bench::Run(opt);
 }

@@ -135,7 +135,6 @@ int Main(int calls) {
 
 int main(int argc, char** argv) {
   int calls = 4000;
-  speakermem::bench::ParseFlags(argc, argv,
-                                {{"--calls", [&](const std::string& v) { calls = std::stoi(v); }}});
+  speakermem::bench::ParseFlags(argc, argv, {{"--calls", &calls}});
   return speakermem::bench::Main(calls);
 }

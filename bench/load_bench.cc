@@ -161,11 +161,8 @@ int Main(const Options& opt) {
 }  // namespace speakermem::bench
 
 int main(int argc, char** argv) {
-  using speakermem::bench::ToSize;
   speakermem::bench::Options opt;
-  speakermem::bench::ParseFlags(
-      argc, argv,
-      {{"--clients", [&](const std::string& v) { opt.clients = ToSize(v); }},
-       {"--seconds", [&](const std::string& v) { opt.seconds = ToSize(v); }}});
+  speakermem::bench::ParseFlags(argc, argv,
+                                {{"--clients", &opt.clients}, {"--seconds", &opt.seconds}});
   return speakermem::bench::Main(opt);
 }

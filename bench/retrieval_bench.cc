@@ -225,13 +225,11 @@ int Run(const Options& opt) {
 }  // namespace speakermem::bench
 
 int main(int argc, char** argv) {
-  using speakermem::bench::ToSize;
   speakermem::bench::Options opt;
-  speakermem::bench::ParseFlags(
-      argc, argv,
-      {{"--messages", [&](const std::string& v) { opt.messages = ToSize(v); }},
-       {"--channels", [&](const std::string& v) { opt.channels = ToSize(v); }},
-       {"--per-channel", [&](const std::string& v) { opt.per_channel = ToSize(v); }},
-       {"--queries", [&](const std::string& v) { opt.queries = ToSize(v); }}});
+  speakermem::bench::ParseFlags(argc, argv,
+                                {{"--messages", &opt.messages},
+                                 {"--channels", &opt.channels},
+                                 {"--per-channel", &opt.per_channel},
+                                 {"--queries", &opt.queries}});
   return speakermem::bench::Run(opt);
 }

@@ -210,12 +210,9 @@ int Main(const Options& opt) {
 }  // namespace speakermem::bench
 
 int main(int argc, char** argv) {
-  using speakermem::bench::ToSize;
   speakermem::bench::Options opt;
   speakermem::bench::ParseFlags(
       argc, argv,
-      {{"--clients", [&](const std::string& v) { opt.clients = ToSize(v); }},
-       {"--seconds", [&](const std::string& v) { opt.seconds = ToSize(v); }},
-       {"--channels", [&](const std::string& v) { opt.channels = ToSize(v); }}});
+      {{"--clients", &opt.clients}, {"--seconds", &opt.seconds}, {"--channels", &opt.channels}});
   return speakermem::bench::Main(opt);
 }

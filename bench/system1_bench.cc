@@ -366,15 +366,13 @@ int Run(const Options& opt) {
 }  // namespace speakermem::bench
 
 int main(int argc, char** argv) {
-  using speakermem::bench::ToSize;
   speakermem::bench::Options opt;
-  speakermem::bench::ParseFlags(
-      argc, argv,
-      {{"--messages", [&](const std::string& v) { opt.messages = ToSize(v); }},
-       {"--queries", [&](const std::string& v) { opt.queries = ToSize(v); }},
-       {"--bulk-channels", [&](const std::string& v) { opt.bulk_channels = ToSize(v); }},
-       {"--bulk-per-channel", [&](const std::string& v) { opt.bulk_per_channel = ToSize(v); }},
-       {"--bulk-streams", [&](const std::string& v) { opt.bulk_streams = ToSize(v); }},
-       {"--json", [&](const std::string& v) { opt.json = v; }}});
+  speakermem::bench::ParseFlags(argc, argv,
+                                {{"--messages", &opt.messages},
+                                 {"--queries", &opt.queries},
+                                 {"--bulk-channels", &opt.bulk_channels},
+                                 {"--bulk-per-channel", &opt.bulk_per_channel},
+                                 {"--bulk-streams", &opt.bulk_streams},
+                                 {"--json", &opt.json}});
   return speakermem::bench::Run(opt);
 }
