@@ -198,6 +198,15 @@ class QueryPipeline {
   using RecordSnapshot = internal::RecordSnapshot;
   absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch,
                                                                 StageCall* call);
+  // The parts of Records: what was appended since `prev` (none: read all),
+  // the records' vectors, their indexes, and the chain links of new ones.
+  absl::StatusOr<std::optional<std::vector<storage::Record>>> NewerRecords(
+      const storage::ChannelRef& ch, const std::shared_ptr<const RecordSnapshot>& prev,
+      const storage::WriterState& state);
+  absl::Status AttachVectors(const storage::ChannelRef& ch, size_t first_new, RecordSnapshot* snap,
+                             StageCall* call);
+  static void IndexRecords(size_t first_new, RecordSnapshot* snap);
+  static void ApplyChainLinks(size_t first_new, RecordSnapshot* snap);
 
   storage::Store* const store_;
   const LexicalIndex* const lexical_;

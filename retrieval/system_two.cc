@@ -38,32 +38,9 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     if (it != snapshots_.end()) prev = it->second;
   }
   if (prev != nullptr && prev->next_record == state.next_record) return prev;
-
-  // Records are append-only per channel: when the previous snapshot's last
-  // record is still there unchanged, read only the newer ones and apply
-  // their chain links; otherwise (re-derivation, first use) read all.
-  std::vector<storage::Record> fresh;
-  bool incremental = false;
-  if (prev != nullptr && prev->next_record < state.next_record && !prev->records.empty()) {
-    const storage::Record& last = prev->records.back();
-    absl::StatusOr<storage::Record> now = store_->GetRecord(ch, last.record_id);
-    if (now.ok() && now->content == last.content && now->writer_pos == last.writer_pos) {
-      storage::RecordQuery q;
-      q.include_superseded = true;
-      q.limit = UINT32_MAX;
-      q.after_id = last.record_id;
-      SM_ASSIGN_OR_RETURN(fresh, store_->ListRecords(ch, q));
-      incremental = true;
-      for (const auto& r : fresh) {
-        for (const auto& old : r.supersedes) {
-          bool known = prev->by_id.count(old) > 0 ||
-                       std::any_of(fresh.begin(), fresh.end(),
-                                   [&](const storage::Record& f) { return f.record_id == old; });
-          if (!known) incremental = false;
-        }
-      }
-    }
-  }
+  SM_ASSIGN_OR_RETURN(std::optional<std::vector<storage::Record>> fresh,
+                      NewerRecords(ch, prev, state));
+  const bool incremental = fresh.has_value();
   auto snap =
       incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
   snap->next_record = state.next_record;
@@ -71,7 +48,7 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
   size_t first_new = 0;
   if (incremental) {
     first_new = snap->records.size();
-    for (auto& r : fresh) snap->records.push_back(std::move(r));
+    for (auto& r : *fresh) snap->records.push_back(std::move(r));
   } else {
     storage::RecordQuery q;
     q.include_superseded = true;
@@ -80,6 +57,57 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     snap->tokens.clear();
     snap->vectors.clear();
   }
+  SM_RETURN_IF_ERROR(AttachVectors(ch, first_new, snap.get(), call));
+  IndexRecords(first_new, snap.get());
+  if (incremental) ApplyChainLinks(first_new, snap.get());
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  // A concurrent build (query or warm-up) may have stored a newer one.
+  auto floor = min_ticket_.find(ch);
+  if (floor != min_ticket_.end() && snap->ticket <= floor->second)
+    return std::shared_ptr<const RecordSnapshot>(snap);
+  auto& slot = snapshots_[ch];
+  if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
+  return std::shared_ptr<const RecordSnapshot>(snap);
+}
+
+// Records are append-only per channel: when the previous snapshot's last
+// record is still there unchanged, the records after it (whose chain links
+// all point at known records); otherwise (re-derivation, first use) none:
+// the caller reads everything.
+absl::StatusOr<std::optional<std::vector<storage::Record>>> QueryPipeline::NewerRecords(
+    const storage::ChannelRef& ch, const std::shared_ptr<const RecordSnapshot>& prev,
+    const storage::WriterState& state) {
+  if (prev == nullptr || prev->next_record >= state.next_record || prev->records.empty()) {
+    return std::nullopt;
+  }
+  const storage::Record& last = prev->records.back();
+  absl::StatusOr<storage::Record> now = store_->GetRecord(ch, last.record_id);
+  if (!now.ok() || now->content != last.content || now->writer_pos != last.writer_pos) {
+    return std::nullopt;
+  }
+  storage::RecordQuery q;
+  q.include_superseded = true;
+  q.limit = UINT32_MAX;
+  q.after_id = last.record_id;
+  SM_ASSIGN_OR_RETURN(std::vector<storage::Record> fresh, store_->ListRecords(ch, q));
+  for (const auto& r : fresh) {
+    for (const auto& old : r.supersedes) {
+      bool known = prev->by_id.count(old) > 0 ||
+                   std::any_of(fresh.begin(), fresh.end(),
+                               [&](const storage::Record& f) { return f.record_id == old; });
+      if (!known) return std::nullopt;
+    }
+  }
+  return fresh;
+}
+
+// The vectors of the records from `first_new` on: known ones from the
+// cache, the others embedded in batches and kept in the store. Records still
+// in the embedder's queue are embedded here once (on the embedder's own
+// thread when warming); the embedder then skips them (KnowsRecordVector),
+// so each record is embedded once.
+absl::Status QueryPipeline::AttachVectors(const storage::ChannelRef& ch, size_t first_new,
+                                          RecordSnapshot* snap, StageCall* call) {
   const size_t n = snap->records.size();
   snap->vectors.resize(n);
   std::vector<size_t> missing;
@@ -94,10 +122,6 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
       }
     }
   }
-  // Embed the records not seen before in batches; keep them in the store.
-  // Records still in the embedder's queue are embedded here once (on the
-  // embedder's own thread when warming); the embedder then skips them
-  // (KnowsRecordVector), so each record is embedded once.
   for (size_t off = 0; off < missing.size(); off += 256) {
     std::vector<std::string> texts;
     std::vector<uint64_t> ids;
@@ -115,6 +139,13 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
       record_vectors_[{ch, snap->records[missing[j]].record_id}] = shared;
     }
   }
+  return absl::OkStatus();
+}
+
+// Tokens and indexes (by id, owner, source, word) of the records from
+// `first_new` on.
+void QueryPipeline::IndexRecords(size_t first_new, RecordSnapshot* snap) {
+  const size_t n = snap->records.size();
   for (size_t i = first_new; i < n; ++i) {
     const storage::Record& r = snap->records[i];
     std::vector<std::string> toks = StemmedTokens(r.content);
@@ -134,31 +165,25 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
       }
     }
   }
-  if (incremental) {
-    // The new records' chain links: their predecessors stop being heads.
-    for (size_t i = first_new; i < n; ++i) {
-      for (const auto& old_id : snap->records[i].supersedes) {
-        size_t o = snap->by_id.at(old_id);
-        storage::Record& old = snap->records[o];
-        if (!old.active()) continue;
-        old.superseded_by = snap->records[i].record_id;
-        Unlink(&snap->heads_by_owner[old.owner], o);
-        Unlink(&snap->heads_by_source[old.source], o);
-        for (const auto& tkn : snap->tokens[o]) {
-          auto p = snap->postings.find(tkn);
-          if (p != snap->postings.end()) Unlink(&p->second, o);
-        }
+}
+
+// The new records' chain links: their predecessors stop being heads.
+void QueryPipeline::ApplyChainLinks(size_t first_new, RecordSnapshot* snap) {
+  const size_t n = snap->records.size();
+  for (size_t i = first_new; i < n; ++i) {
+    for (const auto& old_id : snap->records[i].supersedes) {
+      size_t o = snap->by_id.at(old_id);
+      storage::Record& old = snap->records[o];
+      if (!old.active()) continue;
+      old.superseded_by = snap->records[i].record_id;
+      Unlink(&snap->heads_by_owner[old.owner], o);
+      Unlink(&snap->heads_by_source[old.source], o);
+      for (const auto& tkn : snap->tokens[o]) {
+        auto p = snap->postings.find(tkn);
+        if (p != snap->postings.end()) Unlink(&p->second, o);
       }
     }
   }
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  // A concurrent build (query or warm-up) may have stored a newer one.
-  auto floor = min_ticket_.find(ch);
-  if (floor != min_ticket_.end() && snap->ticket <= floor->second)
-    return std::shared_ptr<const RecordSnapshot>(snap);
-  auto& slot = snapshots_[ch];
-  if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
-  return std::shared_ptr<const RecordSnapshot>(snap);
 }
 
 namespace {
