@@ -77,14 +77,7 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
                                   const std::string& config,
                                   size_t k) -> absl::StatusOr<std::vector<std::string>> {
     std::vector<std::string> ids;
-    v1::QueryRequest req;
-    req.set_channel(channel);
-    req.set_question(question);
-    req.set_mode(config == "bm25"    ? v1::BM25_ONLY
-                 : config == "dense" ? v1::DENSE_ONLY
-                                     : v1::PIPELINE);
-    req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
-    auto r = client->Retrieve(req);
+    auto r = client->Retrieve(RemoteEvalRequest(channel, question, config, k));
     if (!r.ok()) return r.status();
     for (const auto& e : r->evidence()) ids.push_back(e.message().message_id());
     return ids;

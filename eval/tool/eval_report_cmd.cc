@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "client/cli_common.h"
 #include "client/client.h"
 #include "datasets/datasets.h"
 #include "eval/judge.h"
@@ -22,19 +23,9 @@
 extern char** environ;
 
 namespace speakermem::cli {
-namespace {
 
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "speakermem: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
-               std::string(s.message()).c_str());
-  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-}
-
-// The same query through a running server, as an engine result.
-absl::StatusOr<engine::QueryResult> RemoteQuery(client::Client* c, const std::string& channel,
-                                                const std::string& question,
-                                                const std::string& config, size_t k, bool answer,
-                                                const std::vector<std::string>& options) {
+v1::QueryRequest RemoteEvalRequest(const std::string& channel, const std::string& question,
+                                   const std::string& config, size_t k) {
   v1::QueryRequest req;
   req.set_channel(channel);
   req.set_question(question);
@@ -42,6 +33,17 @@ absl::StatusOr<engine::QueryResult> RemoteQuery(client::Client* c, const std::st
                : config == "dense" ? v1::DENSE_ONLY
                                    : v1::PIPELINE);
   req.mutable_budgets()->set_s1_top_k(static_cast<uint32_t>(k));
+  return req;
+}
+
+namespace {
+
+// The same query through a running server, as an engine result.
+absl::StatusOr<engine::QueryResult> RemoteQuery(client::Client* c, const std::string& channel,
+                                                const std::string& question,
+                                                const std::string& config, size_t k, bool answer,
+                                                const std::vector<std::string>& options) {
+  v1::QueryRequest req = RemoteEvalRequest(channel, question, config, k);
   req.mutable_budgets()->set_s1_recall_n(std::max<uint32_t>(40, static_cast<uint32_t>(k)));
   for (const auto& opt : options) req.add_options(opt);
   absl::StatusOr<v1::QueryResponse> r = answer ? c->Query(req) : c->Retrieve(req);

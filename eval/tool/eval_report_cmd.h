@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/config.h"
+#include "speakermem/v1/speakermem.pb.h"
 
 namespace speakermem::cli {
 
@@ -35,6 +36,11 @@ int RunEvalReport(const EvalReportOptions& options);
 // then `config_file` (when not empty), then the SPEAKERMEM_<SECTION>_<KEY>
 // environment. INVALID_ARGUMENT / NOT_FOUND as the config loader returns.
 absl::StatusOr<server::ServerConfig> LoadEmbeddedConfig(const std::string& config_file);
+
+// A Query/Retrieve request for evaluating a running server: `config` is
+// "bm25", "dense" or the full pipeline; top-k `k`.
+v1::QueryRequest RemoteEvalRequest(const std::string& channel, const std::string& question,
+                                   const std::string& config, size_t k);
 
 }  // namespace speakermem::cli
 
