@@ -12,9 +12,36 @@ namespace {
 
 constexpr char kStemMark = '\x01';
 
+// Context is added by a pass over the whole channel once at least one
+// document in kDenseShare is scored (Bm25Index::AddContextDense).
+constexpr size_t kDenseShare = 4;
+
 float Idf(size_t n, size_t df) {
   return std::log(1.0f + (static_cast<float>(n) - static_cast<float>(df) + 0.5f) /
                              (static_cast<float>(df) + 0.5f));
+}
+
+// The k best of `docs` that pass `keep`, best first, by `better` (a strict
+// total order): a bounded heap, so most documents cost one comparison.
+template <typename Keep, typename Better>
+std::vector<uint32_t> BestOf(const std::vector<uint32_t>& docs, size_t k, Keep keep,
+                             Better better) {
+  std::vector<uint32_t> heap;  // the worst kept on top
+  if (k == 0) return heap;
+  heap.reserve(std::min(k, docs.size()));
+  for (uint32_t doc : docs) {
+    if (heap.size() == k && !better(doc, heap.front())) continue;
+    if (!keep(doc)) continue;
+    if (heap.size() == k) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = doc;
+    } else {
+      heap.push_back(doc);
+    }
+    std::push_heap(heap.begin(), heap.end(), better);
+  }
+  std::sort_heap(heap.begin(), heap.end(), better);
+  return heap;
 }
 
 }  // namespace
@@ -136,16 +163,13 @@ Bm25Index::Weights Bm25Index::Feedback(const Weights& weights, const std::vector
                                        const std::vector<uint32_t>& touched,
                                        const LexicalQuery& q) const {
   const LexicalParams& p = q.params;
-  std::vector<uint32_t> top;
-  for (uint32_t doc : touched) {
-    if (scores[doc] > 0 && Admits(doc, q, {})) top.push_back(doc);
-  }
   auto better = [&](uint32_t a, uint32_t b) {
     return scores[a] != scores[b] ? scores[a] > scores[b] : seqs_[a] < seqs_[b];
   };
-  size_t m = std::min<size_t>(p.prf_docs, top.size());
-  std::partial_sort(top.begin(), top.begin() + m, top.end(), better);
-  top.resize(m);
+  const bool all = Unfiltered(q);
+  std::vector<uint32_t> top = BestOf(
+      touched, p.prf_docs, [&](uint32_t doc) { return scores[doc] > 0 && (all || Admits(doc, q, {})); },
+      better);
   double z = 0;
   for (uint32_t doc : top) z += scores[doc];
   if (z <= 0) return weights;
@@ -193,9 +217,10 @@ void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
   if (inherited.size() < seqs_.size()) inherited.resize(seqs_.size(), 0.0f);
   thread_local std::vector<uint32_t> reached;
   reached.clear();
+  const bool all = Unfiltered(q);
   for (uint32_t doc : *touched) {
     const float s = (*scores)[doc];
-    if (s <= 0 || !Admits(doc, q, {})) continue;
+    if (s <= 0 || !(all || Admits(doc, q, {}))) continue;
     const size_t at = OrderOf(doc);
     float carried = s;
     for (uint32_t d = 1; d <= p.context_window;
@@ -214,6 +239,38 @@ void Bm25Index::AddContext(const LexicalQuery& q, std::vector<float>* scores,
     (*scores)[doc] += static_cast<float>(p.context_weight) * inherited[doc];
     inherited[doc] = 0.0f;
   }
+}
+
+void Bm25Index::AddContextDense(const LexicalQuery& q, std::vector<float>* scores,
+                                std::vector<uint32_t>* touched) const {
+  const LexicalParams& p = q.params;
+  const size_t n = seqs_.size();
+  float* s = scores->data();
+  const bool all = Unfiltered(q);
+  thread_local std::vector<float> inherited;
+  inherited.assign(n, 0.0f);
+  // Documents are in seq order (in_seq_order_): doc i is the i-th message.
+  for (size_t doc = 0; doc < n; ++doc) {
+    if (s[doc] <= 0 || !(all || Admits(static_cast<uint32_t>(doc), q, {}))) continue;
+    float carried = s[doc];
+    for (uint32_t d = 1; d <= p.context_window;
+         ++d, carried *= static_cast<float>(p.context_decay)) {
+      for (size_t pos : {doc - d, doc + d}) {  // doc - d wraps past 0: out of range
+        if (pos >= n || sessions_[pos] != sessions_[doc]) continue;
+        inherited[pos] = std::max(inherited[pos], carried);
+      }
+    }
+  }
+  touched->clear();
+  const auto weight = static_cast<float>(p.context_weight);
+  for (size_t doc = 0; doc < n; ++doc) {
+    if (inherited[doc] != 0.0f) s[doc] += weight * inherited[doc];
+    if (s[doc] != 0.0f) touched->push_back(static_cast<uint32_t>(doc));
+  }
+}
+
+bool Bm25Index::Unfiltered(const LexicalQuery& q) {
+  return q.after_seq == 0 && q.start_ms == 0 && q.end_ms == 0;
 }
 
 bool Bm25Index::Admits(uint32_t doc, const LexicalQuery& q,
@@ -274,7 +331,16 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
       Score(added, named, p.prf_weight * p.speaker_weight, first_doc, scores, touched);
     }
   }
-  if (p.context_weight > 0 && p.context_window > 0) AddContext(q, scores, touched);
+  if (p.context_weight > 0 && p.context_window > 0) {
+    // When most of the channel is scored already (a named speaker's field
+    // touches every message they wrote), one pass over the channel in seq
+    // order is cheaper than following the touched list; same result.
+    if (in_seq_order_ && touched->size() >= n / kDenseShare) {
+      AddContextDense(q, scores, touched);
+    } else {
+      AddContext(q, scores, touched);
+    }
+  }
   return true;
 }
 
@@ -286,25 +352,19 @@ std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
   thread_local std::vector<float> scores;
   thread_local std::vector<uint32_t> touched;
   if (!ScoreQuery(q, &scores, &touched)) return out;
-  // Every scored document is a candidate: reuse the buffer (on a large
-  // channel a common word touches most of it).
-  thread_local std::vector<ScoredSeq> candidates;
-  candidates.clear();
-  for (uint32_t doc : touched) {
-    if (scores[doc] > 0 && Admits(doc, q, only)) {
-      candidates.push_back(ScoredSeq{seqs_[doc], scores[doc]});
-    }
-    scores[doc] = 0.0f;
-  }
-  auto better = [](const ScoredSeq& a, const ScoredSeq& b) {
-    return a.score != b.score ? a.score > b.score : a.seq < b.seq;
+  // Every scored document is a candidate (on a large channel a common word
+  // or a named speaker touches most of it): the k best are kept as they
+  // come, the others cost one comparison each.
+  auto better = [&](uint32_t a, uint32_t b) {
+    return scores[a] != scores[b] ? scores[a] > scores[b] : seqs_[a] < seqs_[b];
   };
-  const size_t k = std::min<size_t>(q.k, candidates.size());
-  if (candidates.size() > k) {
-    std::nth_element(candidates.begin(), candidates.begin() + k, candidates.end(), better);
-  }
-  out.assign(candidates.begin(), candidates.begin() + k);
-  std::sort(out.begin(), out.end(), better);
+  const bool all = Unfiltered(q) && only.empty();
+  std::vector<uint32_t> best = BestOf(
+      touched, q.k, [&](uint32_t doc) { return scores[doc] > 0 && (all || Admits(doc, q, only)); },
+      better);
+  out.reserve(best.size());
+  for (uint32_t doc : best) out.push_back(ScoredSeq{seqs_[doc], scores[doc]});
+  for (uint32_t doc : touched) scores[doc] = 0.0f;
   return out;
 }
 

@@ -118,7 +118,13 @@ class Bm25Index {
                    const std::vector<uint32_t>& touched, const LexicalQuery& q) const;
   void AddContext(const LexicalQuery& q, std::vector<float>* scores,
                   std::vector<uint32_t>* touched) const;
+  // AddContext by one pass over the channel (documents in seq order),
+  // rebuilding `touched`: the same scores when much of it is touched.
+  void AddContextDense(const LexicalQuery& q, std::vector<float>* scores,
+                       std::vector<uint32_t>* touched) const;
   bool Admits(uint32_t doc, const LexicalQuery& q, const std::vector<uint32_t>& only) const;
+  // True when the query admits every document by time and seq.
+  static bool Unfiltered(const LexicalQuery& q);
   // Position of `doc` among the documents in seq order.
   size_t OrderOf(uint32_t doc) const;
 

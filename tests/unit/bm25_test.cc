@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "retrieval/analyzer.h"
 #include "retrieval/bm25_index.h"
 
@@ -217,6 +218,57 @@ TEST_CASE("Context: a message inherits its best same-session neighbour's score",
   CHECK(s[3] == Approx(0.5 * own));        // distance 1
   CHECK(s[4] == Approx(0.5 * 0.5 * own));  // distance 2 (seq 4 sits after 3)
   CHECK(s.count(5) == 0);                  // another session
+}
+
+TEST_CASE("Context scores follow the definition whether few or most messages are scored",
+          "[bm25]") {
+  // Naming a speaker scores every message they wrote: context is then added
+  // by one pass over the channel, otherwise along the scored list. Both
+  // must equal context applied by hand to the context-free scores.
+  Bm25Index index;
+  const char* words[] = {"kayak", "lake", "budget", "lunch", "novel", "train", "rain", "tea"};
+  const char* people[] = {"ann", "bob", "cy", "dee"};
+  uint32_t x = 12345;
+  auto next = [&x] { return x = x * 1103515245u + 12345u, (x >> 16) & 0x7fff; };
+  const size_t n = 600;
+  std::vector<std::string> session(n + 1);
+  for (uint64_t seq = 1; seq <= n; ++seq) {
+    std::string text;
+    for (int w = 0; w < 4; ++w) absl::StrAppend(&text, words[next() % 8], " ");
+    if (next() % 40 == 0) absl::StrAppend(&text, "zeppelin");  // rare: few scored
+    session[seq] = absl::StrCat("s", seq / 37);
+    index.Add(Msg(seq, text, people[next() % 4], session[seq]));
+  }
+  for (bool named : {false, true}) {
+    LexicalQuery q = Q("zeppelin novel", n);
+    q.params.speaker_weight = 2.0;
+    if (named) {
+      q.named_speakers = {"bob", "cy"};
+    } else {
+      q.text = "zeppelin";
+    }
+    LexicalQuery plain = q;
+    q.params.context_weight = 0.5;
+    q.params.context_window = 2;
+    q.params.context_decay = 0.7;
+    std::vector<double> own(n + 2, 0.0);
+    for (const auto& h : index.Search(plain)) own[h.seq] = h.score;
+    std::map<uint64_t, double> want;
+    for (uint64_t seq = 1; seq <= n; ++seq) {
+      double inherited = 0;
+      for (uint64_t d = 1; d <= 2; ++d) {
+        for (uint64_t other : {seq - d, seq + d}) {
+          if (other < 1 || other > n || session[other] != session[seq]) continue;
+          inherited = std::max(inherited, own[other] * (d == 1 ? 1.0 : 0.7));
+        }
+      }
+      if (own[seq] + 0.5 * inherited > 0) want[seq] = own[seq] + 0.5 * inherited;
+    }
+    auto hits = index.Search(q);
+    INFO((named ? "most messages scored" : "few messages scored"));
+    REQUIRE(hits.size() == want.size());
+    for (const auto& h : hits) CHECK(h.score == Approx(want[h.seq]).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("Pseudo-relevance feedback finds a message that shares no query word", "[bm25]") {
