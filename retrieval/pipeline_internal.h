@@ -45,6 +45,18 @@ inline double Dot(const std::vector<float>& a, const std::vector<float>& b) {
   return s;
 }
 
+// Dot over the entries of `a` that are not zero (ascending, as Dot adds
+// them): the same double, since the skipped products are zero. Offline
+// vectors hash a handful of words into hundreds of dimensions.
+inline double SparseDot(const std::vector<float>& a, const std::vector<uint32_t>& nonzero,
+                        const std::vector<float>& b) {
+  double s = 0;
+  for (uint32_t i : nonzero) {
+    if (i < b.size()) s += a[i] * b[i];
+  }
+  return s;
+}
+
 // A channel's records with their stemmed tokens, valid while the
 // channel's record counter is unchanged (every write of records bumps it).
 struct RecordSnapshot {
@@ -52,7 +64,12 @@ struct RecordSnapshot {
   uint64_t ticket = 0;  // build order
   std::vector<storage::Record> records;
   std::vector<std::vector<std::string>> tokens;                    // stemmed, per record
+  std::vector<std::vector<uint32_t>> token_ids;  // the same, interned, ascending
+  std::unordered_map<std::string, uint32_t> token_id;
   std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
+  // Per record: the indices where its vector is not zero when they are at
+  // most a quarter of it (SparseDot); empty: use Dot.
+  std::vector<std::vector<uint32_t>> nonzero;
   std::map<std::string, size_t> by_id;
   std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
   std::map<std::string, std::vector<size_t>> heads_by_source;  // active only

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "retrieval/pipeline.h"
@@ -55,6 +56,9 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     q.limit = UINT32_MAX;
     SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
     snap->tokens.clear();
+    snap->token_ids.clear();
+    snap->token_id.clear();
+    snap->nonzero.clear();
     snap->vectors.clear();
   }
   SM_RETURN_IF_ERROR(AttachVectors(ch, first_new, snap.get(), call));
@@ -151,6 +155,22 @@ void QueryPipeline::IndexRecords(size_t first_new, RecordSnapshot* snap) {
     std::vector<std::string> toks = StemmedTokens(r.content);
     std::sort(toks.begin(), toks.end());
     toks.erase(std::unique(toks.begin(), toks.end()), toks.end());
+    std::vector<uint32_t> ids;
+    for (const auto& tkn : toks) {
+      auto [it, fresh] =
+          snap->token_id.try_emplace(tkn, static_cast<uint32_t>(snap->token_id.size()));
+      ids.push_back(it->second);
+    }
+    std::sort(ids.begin(), ids.end());
+    snap->token_ids.push_back(std::move(ids));
+    std::vector<uint32_t> nz;
+    if (const auto* v = snap->vectors[i].get()) {
+      for (uint32_t d = 0; d < v->size(); ++d) {
+        if ((*v)[d] != 0.0f) nz.push_back(d);
+      }
+      if (nz.empty() || 4 * nz.size() > v->size()) nz.clear();
+    }
+    snap->nonzero.push_back(std::move(nz));
     snap->tokens.push_back(std::move(toks));
     snap->by_id[r.record_id] = i;
     snap->nodes_by_owner[r.owner].push_back(i);
@@ -236,7 +256,12 @@ class IssueScorer {
         issue_v_(std::move(issue_v)),
         words_(std::move(words)),
         s1_weight_(std::move(s1_weight)),
-        provenance_weight_(provenance_weight) {}
+        provenance_weight_(provenance_weight) {
+    for (const auto& w : words_) {
+      auto it = snap_.token_id.find(w);
+      if (it != snap_.token_id.end()) word_ids_.push_back(it->second);
+    }
+  }
 
   // Half dense, half lexical overlap (the share of issue words the text
   // contains). `toks` sorted; `vec` may be null.
@@ -247,13 +272,29 @@ class IssueScorer {
     return 0.5 * (vec ? internal::Dot(*vec, issue_v_) : 0.0) + 0.5 * lex;
   }
 
+  // Similarity() of record i, from its interned tokens and its vector's
+  // non-zero entries: the same value, without string comparisons.
+  double RecordSimilarity(size_t i) const {
+    const std::vector<uint32_t>& toks = snap_.token_ids[i];
+    double lex = 0;
+    for (uint32_t w : word_ids_) lex += std::binary_search(toks.begin(), toks.end(), w);
+    lex = words_.empty() ? 0 : lex / static_cast<double>(words_.size());
+    const std::vector<float>* vec = snap_.vectors[i].get();
+    double dense = 0.0;
+    if (vec != nullptr) {
+      dense = snap_.nonzero[i].empty() ? internal::Dot(*vec, issue_v_)
+                                       : internal::SparseDot(*vec, snap_.nonzero[i], issue_v_);
+    }
+    return 0.5 * dense + 0.5 * lex;
+  }
+
   // A record's similarity, boosted by the best System 1 rank among its
   // from_ids (RowParams::provenance_weight). Memoised: a record can be a
   // candidate of two rows (owner and source).
   double Score(size_t i) {
     auto memo = scored_.find(i);
     if (memo != scored_.end()) return memo->second;
-    double v = Similarity(snap_.tokens[i], snap_.vectors[i].get());
+    double v = RecordSimilarity(i);
     double backed = 0;
     for (const auto& id : snap_.records[i].from_ids) {
       auto w = s1_weight_.find(id);
@@ -266,7 +307,7 @@ class IssueScorer {
 
   // The records of `postings` holding an issue word, rarest words first,
   // the most recent of each, at most kMaxLexicalHits.
-  std::unordered_set<size_t> LexicalHits(
+  absl::flat_hash_set<size_t> LexicalHits(
       const std::unordered_map<std::string, std::vector<size_t>>& postings) const {
     std::vector<const std::vector<size_t>*> lists;
     for (const auto& tkn : words_) {
@@ -275,7 +316,7 @@ class IssueScorer {
     }
     std::sort(lists.begin(), lists.end(),
               [](const auto* a, const auto* b) { return a->size() < b->size(); });
-    std::unordered_set<size_t> hits;
+    absl::flat_hash_set<size_t> hits;
     for (const auto* l : lists) {
       for (auto it = l->rbegin(); it != l->rend() && hits.size() < kMaxLexicalHits; ++it) {
         hits.insert(*it);
@@ -288,9 +329,10 @@ class IssueScorer {
   const RecordSnapshot& snap_;
   const std::vector<float> issue_v_;
   const std::set<std::string> words_;
+  std::vector<uint32_t> word_ids_;  // words_ the snapshot's records use
   const std::unordered_map<std::string, double> s1_weight_;
   const double provenance_weight_;
-  std::unordered_map<size_t, double> scored_;
+  absl::flat_hash_map<size_t, double> scored_;
 };
 
 using Buckets = std::unordered_map<std::string, std::vector<size_t>>;
