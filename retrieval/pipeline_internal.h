@@ -45,16 +45,25 @@ inline double Dot(const std::vector<float>& a, const std::vector<float>& b) {
   return s;
 }
 
-// Dot over the entries of `a` that are not zero (ascending, as Dot adds
-// them): the same double, since the skipped products are zero. Offline
-// vectors hash a handful of words into hundreds of dimensions.
-inline double SparseDot(const std::vector<float>& a, const std::vector<uint32_t>& nonzero,
-                        const std::vector<float>& b) {
+// Dot(a, b) over the indices where `b` is not zero (`b_nonzero`,
+// ascending): the same double, since every skipped product is zero. An
+// offline issue vector hashes a few words into hundreds of dimensions.
+inline double SparseDot(const std::vector<float>& a, const std::vector<float>& b,
+                        const std::vector<uint32_t>& b_nonzero) {
   double s = 0;
-  for (uint32_t i : nonzero) {
-    if (i < b.size()) s += a[i] * b[i];
+  for (uint32_t i : b_nonzero) {
+    if (i < a.size()) s += a[i] * b[i];
   }
   return s;
+}
+
+// The indices where `v` is not zero, ascending.
+inline std::vector<uint32_t> NonZero(const std::vector<float>& v) {
+  std::vector<uint32_t> nz;
+  for (uint32_t i = 0; i < v.size(); ++i) {
+    if (v[i] != 0.0f) nz.push_back(i);
+  }
+  return nz;
 }
 
 // A channel's records with their stemmed tokens, valid while the
@@ -67,9 +76,6 @@ struct RecordSnapshot {
   std::vector<std::vector<uint32_t>> token_ids;  // the same, interned, ascending
   std::unordered_map<std::string, uint32_t> token_id;
   std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
-  // Per record: the indices where its vector is not zero when they are at
-  // most a quarter of it (SparseDot); empty: use Dot.
-  std::vector<std::vector<uint32_t>> nonzero;
   std::map<std::string, size_t> by_id;
   std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
   std::map<std::string, std::vector<size_t>> heads_by_source;  // active only

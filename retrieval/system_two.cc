@@ -58,7 +58,6 @@ absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeli
     snap->tokens.clear();
     snap->token_ids.clear();
     snap->token_id.clear();
-    snap->nonzero.clear();
     snap->vectors.clear();
   }
   SM_RETURN_IF_ERROR(AttachVectors(ch, first_new, snap.get(), call));
@@ -163,14 +162,6 @@ void QueryPipeline::IndexRecords(size_t first_new, RecordSnapshot* snap) {
     }
     std::sort(ids.begin(), ids.end());
     snap->token_ids.push_back(std::move(ids));
-    std::vector<uint32_t> nz;
-    if (const auto* v = snap->vectors[i].get()) {
-      for (uint32_t d = 0; d < v->size(); ++d) {
-        if ((*v)[d] != 0.0f) nz.push_back(d);
-      }
-      if (nz.empty() || 4 * nz.size() > v->size()) nz.clear();
-    }
-    snap->nonzero.push_back(std::move(nz));
     snap->tokens.push_back(std::move(toks));
     snap->by_id[r.record_id] = i;
     snap->nodes_by_owner[r.owner].push_back(i);
@@ -236,9 +227,9 @@ std::vector<std::string> RowsOf(const Projection& p, const std::vector<RosterMem
 }
 
 // System 1 evidence by rank: the first counts fully, the last little.
-std::unordered_map<std::string, double> S1Weights(const std::vector<RetrievedMessage>& s1,
+absl::flat_hash_map<std::string, double> S1Weights(const std::vector<RetrievedMessage>& s1,
                                                   size_t top_k) {
-  std::unordered_map<std::string, double> w;
+  absl::flat_hash_map<std::string, double> w;
   for (size_t k = 0; k < s1.size(); ++k) {
     w.emplace(
         s1[k].message.message_id,
@@ -251,9 +242,10 @@ std::unordered_map<std::string, double> S1Weights(const std::vector<RetrievedMes
 class IssueScorer {
  public:
   IssueScorer(const RecordSnapshot& snap, std::vector<float> issue_v, std::set<std::string> words,
-              std::unordered_map<std::string, double> s1_weight, double provenance_weight)
+              absl::flat_hash_map<std::string, double> s1_weight, double provenance_weight)
       : snap_(snap),
         issue_v_(std::move(issue_v)),
+        issue_nonzero_(internal::NonZero(issue_v_)),
         words_(std::move(words)),
         s1_weight_(std::move(s1_weight)),
         provenance_weight_(provenance_weight) {
@@ -269,7 +261,7 @@ class IssueScorer {
     double lex = 0;
     for (const auto& tkn : words_) lex += std::binary_search(toks.begin(), toks.end(), tkn);
     lex = words_.empty() ? 0 : lex / static_cast<double>(words_.size());
-    return 0.5 * (vec ? internal::Dot(*vec, issue_v_) : 0.0) + 0.5 * lex;
+    return 0.5 * (vec ? internal::SparseDot(*vec, issue_v_, issue_nonzero_) : 0.0) + 0.5 * lex;
   }
 
   // Similarity() of record i, from its interned tokens and its vector's
@@ -280,12 +272,7 @@ class IssueScorer {
     for (uint32_t w : word_ids_) lex += std::binary_search(toks.begin(), toks.end(), w);
     lex = words_.empty() ? 0 : lex / static_cast<double>(words_.size());
     const std::vector<float>* vec = snap_.vectors[i].get();
-    double dense = 0.0;
-    if (vec != nullptr) {
-      dense = snap_.nonzero[i].empty() ? internal::Dot(*vec, issue_v_)
-                                       : internal::SparseDot(*vec, snap_.nonzero[i], issue_v_);
-    }
-    return 0.5 * dense + 0.5 * lex;
+    return 0.5 * (vec ? internal::SparseDot(*vec, issue_v_, issue_nonzero_) : 0.0) + 0.5 * lex;
   }
 
   // A record's similarity, boosted by the best System 1 rank among its
@@ -328,14 +315,15 @@ class IssueScorer {
  private:
   const RecordSnapshot& snap_;
   const std::vector<float> issue_v_;
+  const std::vector<uint32_t> issue_nonzero_;
   const std::set<std::string> words_;
   std::vector<uint32_t> word_ids_;  // words_ the snapshot's records use
-  const std::unordered_map<std::string, double> s1_weight_;
+  const absl::flat_hash_map<std::string, double> s1_weight_;
   const double provenance_weight_;
   absl::flat_hash_map<size_t, double> scored_;
 };
 
-using Buckets = std::unordered_map<std::string, std::vector<size_t>>;
+using Buckets = absl::flat_hash_map<std::string, std::vector<size_t>>;
 
 // A bucket's candidates: its most recent entries, plus older ones holding
 // an issue word (`hits`, by the same key).
