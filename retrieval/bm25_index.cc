@@ -168,8 +168,8 @@ Bm25Index::Weights Bm25Index::Feedback(const Weights& weights, const std::vector
   };
   const bool all = Unfiltered(q);
   std::vector<uint32_t> top = BestOf(
-      touched, p.prf_docs, [&](uint32_t doc) { return scores[doc] > 0 && (all || Admits(doc, q, {})); },
-      better);
+      touched, p.prf_docs,
+      [&](uint32_t doc) { return scores[doc] > 0 && (all || Admits(doc, q, {})); }, better);
   double z = 0;
   for (uint32_t doc : top) z += scores[doc];
   if (z <= 0) return weights;

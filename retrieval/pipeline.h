@@ -134,6 +134,8 @@ struct PipelineResult {
 
 namespace internal {
 struct RecordSnapshot;
+struct ChannelRecords;
+class RecordsView;
 }  // namespace internal
 
 // Safe for concurrent use. All collaborators must outlive it.
@@ -194,16 +196,18 @@ class QueryPipeline {
   void TopK(QueryState* st);
   absl::Status ComposeAndAnswer(QueryState* st);
 
-  // A channel's records with their tokens and indexes (pipeline_internal.h).
+  // A channel's records with their tokens and indexes, brought up to date
+  // and held for reading (channel_records.cc, pipeline_internal.h).
   using RecordSnapshot = internal::RecordSnapshot;
-  absl::StatusOr<std::shared_ptr<const RecordSnapshot>> Records(const storage::ChannelRef& ch,
-                                                                StageCall* call);
+  using RecordsView = internal::RecordsView;
+  absl::StatusOr<RecordsView> Records(const storage::ChannelRef& ch, StageCall* call);
   // The parts of Records: what was appended since `prev` (none: read all),
   // the records' vectors, their indexes, and the chain links of new ones.
   absl::StatusOr<std::optional<std::vector<storage::Record>>> NewerRecords(
-      const storage::ChannelRef& ch, const std::shared_ptr<const RecordSnapshot>& prev,
-      const storage::WriterState& state);
-  absl::Status AttachVectors(const storage::ChannelRef& ch, size_t first_new, RecordSnapshot* snap,
+      const storage::ChannelRef& ch, const RecordSnapshot& prev, const storage::WriterState& state);
+  absl::Status AttachVectors(const storage::ChannelRef& ch,
+                             const std::vector<storage::Record>& records,
+                             std::vector<std::shared_ptr<const std::vector<float>>>* out,
                              StageCall* call);
   static void IndexRecords(size_t first_new, RecordSnapshot* snap);
   static void ApplyChainLinks(size_t first_new, RecordSnapshot* snap);
@@ -219,7 +223,7 @@ class QueryPipeline {
   std::mutex cache_mu_;
   std::map<std::pair<storage::ChannelRef, std::string>, std::shared_ptr<const std::vector<float>>>
       record_vectors_;
-  std::map<storage::ChannelRef, std::shared_ptr<const RecordSnapshot>> snapshots_;
+  std::map<storage::ChannelRef, std::shared_ptr<internal::ChannelRecords>> snapshots_;
   std::map<storage::ChannelRef, uint64_t> min_ticket_;  // set by Forget
 };
 

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -70,9 +72,8 @@ inline std::vector<uint32_t> NonZero(const std::vector<float>& v) {
 // channel's record counter is unchanged (every write of records bumps it).
 struct RecordSnapshot {
   uint64_t next_record = 0;
-  uint64_t ticket = 0;  // build order
   std::vector<storage::Record> records;
-  std::vector<std::vector<std::string>> tokens;                    // stemmed, per record
+  std::vector<std::vector<std::string>> tokens;  // stemmed, per record
   std::vector<std::vector<uint32_t>> token_ids;  // the same, interned, ascending
   std::unordered_map<std::string, uint32_t> token_id;
   std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
@@ -84,6 +85,28 @@ struct RecordSnapshot {
   std::unordered_map<std::string, std::vector<size_t>> node_postings;
   // Stemmed token -> active heads containing it (for candidate selection).
   std::unordered_map<std::string, std::vector<size_t>> postings;
+};
+
+// A channel's record index, updated in place (channel_records.cc).
+struct ChannelRecords {
+  std::mutex refresh_mu;  // one refresher at a time; it alone writes `snap`
+  std::shared_mutex mu;   // shared: queries reading; exclusive: appending
+  uint64_t ticket = 0;    // the build's order (QueryPipeline::Forget)
+  RecordSnapshot snap;
+};
+
+// A query's hold on a channel's record index: it stays alive and unchanged
+// while the view lives.
+class RecordsView {
+ public:
+  explicit RecordsView(std::shared_ptr<ChannelRecords> index)
+      : index_(std::move(index)), lock_(index_->mu) {}
+  const RecordSnapshot& operator*() const { return index_->snap; }
+  const RecordSnapshot* operator->() const { return &index_->snap; }
+
+ private:
+  std::shared_ptr<ChannelRecords> index_;
+  std::shared_lock<std::shared_mutex> lock_;
 };
 
 }  // namespace speakermem::retrieval::internal

@@ -1,5 +1,5 @@
-// System 2 rows of the query pipeline (DESIGN 3, step 4): the channel's
-// record snapshot and the rows cut from it.
+// System 2 rows of the query pipeline (DESIGN 3, step 4), cut from the
+// channel's record index (channel_records.cc).
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -15,187 +15,8 @@
 namespace speakermem::retrieval {
 
 using internal::Clock;
-using internal::Dot;
 using internal::InRange;
 using internal::Trace;
-
-namespace {
-
-void Unlink(std::vector<size_t>* v, size_t i) {
-  v->erase(std::remove(v->begin(), v->end(), i), v->end());
-}
-
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<const QueryPipeline::RecordSnapshot>> QueryPipeline::Records(
-    const storage::ChannelRef& ch, StageCall* call) {
-  // Taken before reading the state: a later ticket saw a later state.
-  const uint64_t ticket = ++build_ticket_;
-  SM_ASSIGN_OR_RETURN(storage::WriterState state, store_->GetWriterState(ch));
-  std::shared_ptr<const RecordSnapshot> prev;
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = snapshots_.find(ch);
-    if (it != snapshots_.end()) prev = it->second;
-  }
-  if (prev != nullptr && prev->next_record == state.next_record) return prev;
-  SM_ASSIGN_OR_RETURN(std::optional<std::vector<storage::Record>> fresh,
-                      NewerRecords(ch, prev, state));
-  const bool incremental = fresh.has_value();
-  auto snap =
-      incremental ? std::make_shared<RecordSnapshot>(*prev) : std::make_shared<RecordSnapshot>();
-  snap->next_record = state.next_record;
-  snap->ticket = ticket;
-  size_t first_new = 0;
-  if (incremental) {
-    first_new = snap->records.size();
-    for (auto& r : *fresh) snap->records.push_back(std::move(r));
-  } else {
-    storage::RecordQuery q;
-    q.include_superseded = true;
-    q.limit = UINT32_MAX;
-    SM_ASSIGN_OR_RETURN(snap->records, store_->ListRecords(ch, q));
-    snap->tokens.clear();
-    snap->token_ids.clear();
-    snap->token_id.clear();
-    snap->vectors.clear();
-  }
-  SM_RETURN_IF_ERROR(AttachVectors(ch, first_new, snap.get(), call));
-  IndexRecords(first_new, snap.get());
-  if (incremental) ApplyChainLinks(first_new, snap.get());
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  // A concurrent build (query or warm-up) may have stored a newer one.
-  auto floor = min_ticket_.find(ch);
-  if (floor != min_ticket_.end() && snap->ticket <= floor->second)
-    return std::shared_ptr<const RecordSnapshot>(snap);
-  auto& slot = snapshots_[ch];
-  if (slot == nullptr || slot->ticket < snap->ticket) slot = snap;
-  return std::shared_ptr<const RecordSnapshot>(snap);
-}
-
-// Records are append-only per channel: when the previous snapshot's last
-// record is still there unchanged, the records after it (whose chain links
-// all point at known records); otherwise (re-derivation, first use) none:
-// the caller reads everything.
-absl::StatusOr<std::optional<std::vector<storage::Record>>> QueryPipeline::NewerRecords(
-    const storage::ChannelRef& ch, const std::shared_ptr<const RecordSnapshot>& prev,
-    const storage::WriterState& state) {
-  if (prev == nullptr || prev->next_record >= state.next_record || prev->records.empty()) {
-    return std::nullopt;
-  }
-  const storage::Record& last = prev->records.back();
-  absl::StatusOr<storage::Record> now = store_->GetRecord(ch, last.record_id);
-  if (!now.ok() || now->content != last.content || now->writer_pos != last.writer_pos) {
-    return std::nullopt;
-  }
-  storage::RecordQuery q;
-  q.include_superseded = true;
-  q.limit = UINT32_MAX;
-  q.after_id = last.record_id;
-  SM_ASSIGN_OR_RETURN(std::vector<storage::Record> fresh, store_->ListRecords(ch, q));
-  for (const auto& r : fresh) {
-    for (const auto& old : r.supersedes) {
-      bool known = prev->by_id.count(old) > 0 ||
-                   std::any_of(fresh.begin(), fresh.end(),
-                               [&](const storage::Record& f) { return f.record_id == old; });
-      if (!known) return std::nullopt;
-    }
-  }
-  return fresh;
-}
-
-// The vectors of the records from `first_new` on: known ones from the
-// cache, the others embedded in batches and kept in the store. Records still
-// in the embedder's queue are embedded here once (on the embedder's own
-// thread when warming); the embedder then skips them (KnowsRecordVector),
-// so each record is embedded once.
-absl::Status QueryPipeline::AttachVectors(const storage::ChannelRef& ch, size_t first_new,
-                                          RecordSnapshot* snap, StageCall* call) {
-  const size_t n = snap->records.size();
-  snap->vectors.resize(n);
-  std::vector<size_t> missing;
-  {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    for (size_t i = first_new; i < n; ++i) {
-      auto it = record_vectors_.find({ch, snap->records[i].record_id});
-      if (it != record_vectors_.end()) {
-        snap->vectors[i] = it->second;
-      } else {
-        missing.push_back(i);
-      }
-    }
-  }
-  for (size_t off = 0; off < missing.size(); off += 256) {
-    std::vector<std::string> texts;
-    std::vector<uint64_t> ids;
-    size_t end = std::min(missing.size(), off + 256);
-    for (size_t j = off; j < end; ++j) {
-      texts.push_back(snap->records[missing[j]].content);
-      ids.push_back(RecordNumber(snap->records[missing[j]].record_id));
-    }
-    SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> v, stages_->embed->Embed(texts, call));
-    (void)store_->PutVectors(ch, storage::Store::VectorKind::kRecord, ids, v);
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    for (size_t j = off; j < end; ++j) {
-      auto shared = std::make_shared<const std::vector<float>>(std::move(v[j - off]));
-      snap->vectors[missing[j]] = shared;
-      record_vectors_[{ch, snap->records[missing[j]].record_id}] = shared;
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Tokens and indexes (by id, owner, source, word) of the records from
-// `first_new` on.
-void QueryPipeline::IndexRecords(size_t first_new, RecordSnapshot* snap) {
-  const size_t n = snap->records.size();
-  for (size_t i = first_new; i < n; ++i) {
-    const storage::Record& r = snap->records[i];
-    std::vector<std::string> toks = StemmedTokens(r.content);
-    std::sort(toks.begin(), toks.end());
-    toks.erase(std::unique(toks.begin(), toks.end()), toks.end());
-    std::vector<uint32_t> ids;
-    for (const auto& tkn : toks) {
-      auto [it, fresh] =
-          snap->token_id.try_emplace(tkn, static_cast<uint32_t>(snap->token_id.size()));
-      ids.push_back(it->second);
-    }
-    std::sort(ids.begin(), ids.end());
-    snap->token_ids.push_back(std::move(ids));
-    snap->tokens.push_back(std::move(toks));
-    snap->by_id[r.record_id] = i;
-    snap->nodes_by_owner[r.owner].push_back(i);
-    for (const auto& tkn : snap->tokens.back()) {
-      if (!IsStopword(tkn)) snap->node_postings[tkn].push_back(i);
-    }
-    if (r.active()) {
-      snap->heads_by_owner[r.owner].push_back(i);
-      snap->heads_by_source[r.source].push_back(i);
-      for (const auto& tkn : snap->tokens.back()) {
-        if (!IsStopword(tkn)) snap->postings[tkn].push_back(i);
-      }
-    }
-  }
-}
-
-// The new records' chain links: their predecessors stop being heads.
-void QueryPipeline::ApplyChainLinks(size_t first_new, RecordSnapshot* snap) {
-  const size_t n = snap->records.size();
-  for (size_t i = first_new; i < n; ++i) {
-    for (const auto& old_id : snap->records[i].supersedes) {
-      size_t o = snap->by_id.at(old_id);
-      storage::Record& old = snap->records[o];
-      if (!old.active()) continue;
-      old.superseded_by = snap->records[i].record_id;
-      Unlink(&snap->heads_by_owner[old.owner], o);
-      Unlink(&snap->heads_by_source[old.source], o);
-      for (const auto& tkn : snap->tokens[o]) {
-        auto p = snap->postings.find(tkn);
-        if (p != snap->postings.end()) Unlink(&p->second, o);
-      }
-    }
-  }
-}
 
 namespace {
 
@@ -228,7 +49,7 @@ std::vector<std::string> RowsOf(const Projection& p, const std::vector<RosterMem
 
 // System 1 evidence by rank: the first counts fully, the last little.
 absl::flat_hash_map<std::string, double> S1Weights(const std::vector<RetrievedMessage>& s1,
-                                                  size_t top_k) {
+                                                   size_t top_k) {
   absl::flat_hash_map<std::string, double> w;
   for (size_t k = 0; k < s1.size(); ++k) {
     w.emplace(
@@ -459,7 +280,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   const Projection& p = out->projection;
   const bool full = p.tense == Tense::kFull;
   const std::vector<std::string> rows = RowsOf(p, roster);
-  SM_ASSIGN_OR_RETURN(std::shared_ptr<const RecordSnapshot> snap, Records(req.channel, &call));
+  SM_ASSIGN_OR_RETURN(RecordsView snap, Records(req.channel, &call));
   SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> issue_v,
                       stages_->embed->Embed({p.issue.empty() ? req.question : p.issue}, &call));
   std::set<std::string> issue_set;
