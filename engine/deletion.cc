@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "retrieval/bm25_index.h"
 #include "storage/layers.h"
+#include "storage/record_id.h"
 #include "storage/validation.h"
 
 namespace speakermem::engine {
@@ -319,7 +320,7 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Memory::ImportChannel(
   }
   uint64_t next_record = 1;
   for (const auto& r : records) {
-    uint64_t n = retrieval::RecordNumber(r.record_id);
+    uint64_t n = storage::RecordNumber(r.record_id);
     if (n == 0)
       return absl::InvalidArgumentError(absl::StrCat("record id '", r.record_id, "' is malformed"));
     if (!record_ids.insert(r.record_id).second) {

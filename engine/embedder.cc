@@ -9,6 +9,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
 #include "retrieval/pipeline.h"
+#include "storage/record_id.h"
 
 namespace speakermem::engine {
 
@@ -131,7 +132,7 @@ void Embedder::Loop() {
     const bool records = !batch.front().record_id.empty();
     for (const auto& it : batch) {
       texts.push_back(it.text);
-      ids.push_back(records ? retrieval::RecordNumber(it.record_id) : it.seq);
+      ids.push_back(records ? storage::RecordNumber(it.record_id) : it.seq);
     }
     retrieval::StageCall call;
     absl::StatusOr<std::vector<std::vector<float>>> v = embed_->Embed(texts, &call);

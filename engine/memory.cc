@@ -7,10 +7,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "retrieval/bm25_index.h"
+#include "storage/record_id.h"
 
 namespace speakermem::engine {
 namespace {
@@ -274,7 +274,7 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
       store_->ForEachVector([&](const storage::ChannelRef& ch, storage::Store::VectorKind kind,
                                 uint64_t id, const std::vector<float>& v) -> absl::Status {
         if (kind == storage::Store::VectorKind::kRecord) {
-          pipeline_->AddRecordVector(ch, absl::StrFormat("r%012d", id), v);
+          pipeline_->AddRecordVector(ch, storage::RecordId(id), v);
           return absl::OkStatus();
         }
         has_vector[ch].insert(id);

@@ -11,6 +11,7 @@
 #include "retrieval/pipeline.h"
 #include "retrieval/pipeline_internal.h"
 #include "retrieval/text.h"
+#include "storage/record_id.h"
 
 namespace speakermem::retrieval {
 
@@ -140,7 +141,7 @@ absl::Status QueryPipeline::AttachVectors(
     size_t end = std::min(missing.size(), off + 256);
     for (size_t j = off; j < end; ++j) {
       texts.push_back(records[missing[j]].content);
-      ids.push_back(RecordNumber(records[missing[j]].record_id));
+      ids.push_back(storage::RecordNumber(records[missing[j]].record_id));
     }
     SM_ASSIGN_OR_RETURN(std::vector<std::vector<float>> v, stages_->embed->Embed(texts, call));
     (void)store_->PutVectors(ch, storage::Store::VectorKind::kRecord, ids, v);

@@ -30,14 +30,6 @@ constexpr double kRrfK = 60.0;
 
 }  // namespace
 
-uint64_t RecordNumber(const std::string& record_id) {
-  uint64_t n = 0;
-  if (record_id.size() < 2 || record_id[0] != 'r' || !absl::SimpleAtoi(record_id.substr(1), &n)) {
-    return 0;
-  }
-  return n;
-}
-
 LexicalParams RecallParams::DefaultLexicalParams() {
   LexicalParams p;
   p.stem = true;

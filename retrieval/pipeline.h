@@ -227,9 +227,6 @@ class QueryPipeline {
   std::map<storage::ChannelRef, uint64_t> min_ticket_;  // set by Forget
 };
 
-// "r000000000042" -> 42 (the record's number); 0 when not of that form.
-uint64_t RecordNumber(const std::string& record_id);
-
 }  // namespace speakermem::retrieval
 
 #endif  // SPEAKERMEM_RETRIEVAL_PIPELINE_H_

@@ -6,35 +6,57 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "retrieval/text.h"
+#include "storage/record_id.h"
 
 namespace speakermem::writer {
 
-void HeadCache::Put(const storage::Record& r) {
-  heads[r.record_id] = r;
-  keys.emplace(r.owner, r.layer, NormalizeContent(r.content));
-  by_owner[r.owner].insert(r.record_id);
-  std::vector<std::string> t;
-  for (auto& tok : retrieval::StemmedTokens(r.content)) {
-    if (!retrieval::IsStopword(tok)) t.push_back(std::move(tok));
+namespace {
+
+void InsertSorted(std::vector<uint64_t>* v, uint64_t n) {
+  if (v->empty() || v->back() < n) {
+    v->push_back(n);  // the common case: records arrive in id order
+    return;
   }
-  for (const auto& tok : t) postings[tok].insert(r.record_id);
-  tokens[r.record_id] = std::move(t);
+  auto it = std::lower_bound(v->begin(), v->end(), n);
+  if (it == v->end() || *it != n) v->insert(it, n);
 }
+
+void EraseSorted(std::vector<uint64_t>* v, uint64_t n) {
+  auto it = std::lower_bound(v->begin(), v->end(), n);
+  if (it != v->end() && *it == n) v->erase(it);
+}
+
+}  // namespace
+
+void HeadCache::Put(const storage::Record& r) {
+  const uint64_t n = storage::RecordNumber(r.record_id);
+  if (heads.count(r.record_id) > 0) Erase(r.record_id);
+  auto [it, fresh] = heads.insert_or_assign(r.record_id, r);
+  keys.emplace(r.owner, r.layer, NormalizeContent(r.content));
+  InsertSorted(&by_owner[r.owner], n);
+  Entry& e = entries[n];
+  e.record = &it->second;
+  for (auto& tok : retrieval::StemmedTokens(r.content)) {
+    if (!retrieval::IsStopword(tok)) e.tokens.push_back(std::move(tok));
+  }
+  for (const auto& tok : e.tokens) InsertSorted(&postings[tok], n);
+}
+
 void HeadCache::Erase(const std::string& id) {
   auto it = heads.find(id);
-  if (it != heads.end()) {
-    keys.erase({it->second.owner, it->second.layer, NormalizeContent(it->second.content)});
-    by_owner[it->second.owner].erase(id);
-  }
-  auto t = tokens.find(id);
-  if (t != tokens.end()) {
-    for (const auto& tok : t->second) {
+  if (it == heads.end()) return;
+  const uint64_t n = storage::RecordNumber(id);
+  keys.erase({it->second.owner, it->second.layer, NormalizeContent(it->second.content)});
+  EraseSorted(&by_owner[it->second.owner], n);
+  auto e = entries.find(n);
+  if (e != entries.end()) {
+    for (const auto& tok : e->second.tokens) {
       auto p = postings.find(tok);
-      if (p != postings.end()) p->second.erase(id);
+      if (p != postings.end()) EraseSorted(&p->second, n);
     }
+    entries.erase(e);
   }
-  heads.erase(id);
-  tokens.erase(id);
+  heads.erase(it);
 }
 
 std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg,
@@ -50,12 +72,25 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
   // Candidates: heads sharing a word with the segment, plus the most recent
   // heads of its speakers and of GROUP.
   constexpr size_t kRecent = 32;
-  std::set<std::string> candidates;
+  struct Ranked {
+    int tier;  // 0: a segment speaker's or GROUP's; 1: others
+    double sim;
+    const storage::Record* r;
+  };
+  std::vector<Ranked> ranked;
+  auto rank = [&](const storage::Record& r, const std::vector<std::string>& toks) {
+    if (!r.active()) return;
+    double overlap = 0;
+    for (const auto& t : toks) overlap += seg_set.contains(t);
+    double sim = toks.empty() ? 0 : overlap / static_cast<double>(toks.size());
+    int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
+    ranked.push_back(Ranked{tier, sim, &r});
+  };
   if (cache != nullptr) {
     // Rarest words first; words on more than a tenth of the heads say
     // little about which ones matter, and a few hundred candidates suffice.
     constexpr size_t kMaxCandidates = 400;
-    std::vector<const std::set<std::string>*> lists;
+    std::vector<const std::vector<uint64_t>*> lists;
     const size_t common = std::max<size_t>(50, cache->heads.size() / 10);
     for (const auto& tok : seg_set) {
       if (retrieval::IsStopword(tok)) continue;
@@ -66,6 +101,7 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
     }
     std::sort(lists.begin(), lists.end(),
               [](const auto* a, const auto* b) { return a->size() < b->size(); });
+    absl::flat_hash_set<uint64_t> candidates;
     for (const auto* l : lists) {
       if (candidates.size() >= kMaxCandidates) break;
       candidates.insert(l->begin(), l->end());
@@ -80,35 +116,12 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
         candidates.insert(*r);
       }
     }
+    for (uint64_t n : candidates) {
+      auto e = cache->entries.find(n);
+      if (e != cache->entries.end()) rank(*e->second.record, e->second.tokens);
+    }
   } else {
-    for (const auto& [id, r] : ctx.heads()) candidates.insert(id);
-  }
-  struct Ranked {
-    int tier;  // 0: a segment speaker's or GROUP's; 1: others
-    double sim;
-    const storage::Record* r;
-  };
-  std::vector<Ranked> ranked;
-  const auto& heads = ctx.heads();
-  for (const auto& id : candidates) {
-    auto h = heads.find(id);
-    if (h == heads.end() || !h->second.active()) continue;
-    const storage::Record& r = h->second;
-    std::vector<std::string> computed;
-    const std::vector<std::string>* toks = nullptr;
-    if (cache != nullptr) {
-      auto it = cache->tokens.find(id);
-      if (it != cache->tokens.end()) toks = &it->second;
-    }
-    if (toks == nullptr) {
-      computed = retrieval::StemmedTokens(r.content);
-      toks = &computed;
-    }
-    double overlap = 0;
-    for (const auto& t : *toks) overlap += seg_set.contains(t);
-    double sim = toks->empty() ? 0 : overlap / static_cast<double>(toks->size());
-    int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
-    ranked.push_back(Ranked{tier, sim, &r});
+    for (const auto& [id, r] : ctx.heads()) rank(r, retrieval::StemmedTokens(r.content));
   }
   std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
     if (a.tier != b.tier) return a.tier < b.tier;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "storage/types.h"
 #include "writer/segmenter.h"
 #include "writer/validate.h"
@@ -27,15 +28,21 @@ namespace speakermem::writer {
 struct HeadCache {
   uint64_t next_record = 0;
   std::map<std::string, storage::Record> heads;
-  // Stemmed content words of each head, computed once.
-  std::map<std::string, std::vector<std::string>> tokens;
   // (owner, layer, normalised content) of the heads, for duplicate checks.
   std::set<std::tuple<std::string, std::string, std::string>> keys;
-  // Word -> heads using it, and each owner's heads in creation order: the
-  // candidates BoundHeads ranks, so a segment costs what it touches, not
-  // the channel's size.
-  std::unordered_map<std::string, std::set<std::string>> postings;
-  std::map<std::string, std::set<std::string>> by_owner;
+  // Each head by its record number ("r000000000042" -> 42: record ids are
+  // fixed width, so their order is the numbers' order), with its stemmed
+  // content words, computed once. `record` points into `heads`.
+  struct Entry {
+    const storage::Record* record = nullptr;
+    std::vector<std::string> tokens;
+  };
+  absl::flat_hash_map<uint64_t, Entry> entries;
+  // Word -> heads using it, and each owner's heads, as ascending record
+  // numbers: the candidates BoundHeads ranks, so a segment costs what it
+  // touches, not the channel's size.
+  std::unordered_map<std::string, std::vector<uint64_t>> postings;
+  std::map<std::string, std::vector<uint64_t>> by_owner;
 
   void Put(const storage::Record& r);
   void Erase(const std::string& id);

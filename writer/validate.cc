@@ -5,9 +5,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "retrieval/text.h"
 #include "retrieval/tokenizer.h"
+#include "storage/record_id.h"
 
 namespace speakermem::writer {
 namespace {
@@ -28,8 +28,6 @@ std::string ResolveMember(const std::string& name, const std::vector<WriterRoste
   }
   return "";
 }
-
-std::string RecordId(uint64_t n) { return absl::StrFormat("r%012d", n); }
 
 }  // namespace
 
@@ -257,7 +255,7 @@ storage::SegmentApply BuildApply(const ValidationReport& report, const Validatio
       segment.empty() ? "" : absl::StrCat(segment.front().seq, "-", segment.back().seq);
   for (const WriterAction& a : report.accepted) {
     storage::Record r;
-    r.record_id = RecordId(next++);
+    r.record_id = storage::RecordId(next++);
     r.content = a.content;
     r.owner = a.owner;
     r.source = a.source;

@@ -11,9 +11,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
+#include "storage/record_id.h"
 #include "storage/store.h"
 #include "writer/head_cache.h"
 #include "writer/segmenter.h"
@@ -565,7 +565,7 @@ absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
                                                         "; correct the current head"));
     }
     storage::Record r;
-    r.record_id = absl::StrFormat("r%012d", state->next_record);
+    r.record_id = storage::RecordId(state->next_record);
     r.content = text;
     r.source = "operator";
     r.owner = old->owner;
@@ -663,7 +663,7 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::RederiveIn(
   uint64_t next = derived->next_record;
   for (storage::Record r : *old) {
     if (!r.operator_locked || !r.active()) continue;
-    r.record_id = absl::StrFormat("r%012d", next++);
+    r.record_id = storage::RecordId(next++);
     r.supersedes.clear();
     records->push_back(std::move(r));
   }
