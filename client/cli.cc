@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "client/cli_admin.h"
 #include "client/cli_common.h"
+#include "client/cli_import.h"
 #include "client/client.h"
 #include "common/clock.h"
 #include "datasets/datasets.h"
@@ -38,6 +39,10 @@ constexpr char kUsage[] =
     "  ingest [--format auto|jsonl|locomo|socialmem] [--channel C] [--chunk N] FILE...\n"
     "      Stream messages from files into their channels (one channel per LoCoMo\n"
     "      sample or SocialMem network; JSONL lines name theirs or use --channel).\n"
+    "  ingest --format slack [--session-gap 4h] [--channel-prefix P] [--chunk N] DIR...\n"
+    "      Import a Slack workspace export (unzipped): one channel per channel folder,\n"
+    "      read a daily file at a time; re-importing stores nothing twice. Sessions\n"
+    "      end after an idle gap (default 4h). docs/import.md has the mapping.\n"
     "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
     "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace]\n"
     "        [--options \"A: text|B: text\"] [--fresh [--fresh-timeout-ms N]] [--no-s2]\n"
@@ -167,6 +172,7 @@ class Progress {
 };
 
 int CmdIngest(client::Client* c, const Args& args) {
+  if (IsExportFormat(args.Get("format"))) return CmdImport(c, args);
   if (args.positional.size() < 2) return Usage("ingest: give at least one FILE");
   absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
   if (!format.ok()) return Fail(format.status());

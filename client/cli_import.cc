@@ -1,0 +1,103 @@
+#include "client/cli_import.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "datasets/slack_export.h"
+
+namespace speakermem::cli {
+
+bool IsExportFormat(const std::string& format) { return format == "slack"; }
+
+int CmdImport(client::Client* c, const Args& args) {
+  if (args.positional.size() < 2) return Usage("ingest: give at least one export folder");
+  datasets::ExportOptions options;
+  if (args.Has("session-gap")) {
+    absl::Duration gap;
+    if (!absl::ParseDuration(args.Get("session-gap"), &gap) || gap <= absl::ZeroDuration()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "--session-gap: '", args.Get("session-gap"), "' is not a duration like 30m or 4h")));
+    }
+    options.session_gap_ms = absl::ToInt64Milliseconds(gap);
+  }
+  client::StreamOptions so;
+  absl::StatusOr<uint32_t> chunk = UintFlag(args, "chunk", 500);
+  if (!chunk.ok()) return Fail(chunk.status());
+  so.chunk_size = *chunk;
+  const bool json = args.Has("json");
+  const bool tty = isatty(STDERR_FILENO) && !json;
+  const std::string prefix = args.Get("channel-prefix");
+  size_t stored = 0, duplicates = 0, rejected = 0;
+  std::vector<std::string> errors;
+  datasets::ExportStats stats;
+  const auto start = std::chrono::steady_clock::now();
+  auto progress = [&](size_t done, size_t total) {
+    if (!tty) return;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double eta =
+        done > 0 ? secs * static_cast<double>(total - done) / static_cast<double>(done) : 0;
+    std::fprintf(stderr, "\r%zu/%zu files  %zu messages  %.0f msg/s  ETA %.0fs ", done, total,
+                 stats.messages, secs > 0 ? stats.messages / secs : 0.0, eta);
+    std::fflush(stderr);
+  };
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    absl::Status s = datasets::ReadSlackExport(
+        args.positional[i], options,
+        [&](datasets::ExportBatch batch) -> absl::Status {
+          std::vector<v1::DialogueMessage> msgs;
+          msgs.reserve(batch.messages.size());
+          for (const auto& m : batch.messages) msgs.push_back(ToWire(m));
+          size_t chunks_rejected = 0;
+          absl::Status sent = c->IngestStream(
+              prefix + batch.channel, msgs, so,
+              [&](const v1::IngestAck& ack) {
+                if (ack.has_error()) {
+                  errors.push_back(absl::StrCat(batch.file, ": ", ack.error().message()));
+                } else {
+                  stored += ack.stored();
+                  duplicates += ack.duplicates();
+                }
+              },
+              &chunks_rejected);
+          rejected += chunks_rejected;
+          return sent;
+        },
+        &stats, progress);
+    if (tty) std::fputs("\n", stderr);
+    if (!s.ok()) return Fail(s);
+  }
+  size_t skipped = 0;
+  std::string skipped_list;
+  for (const auto& [why, n] : stats.skipped) {
+    skipped += n;
+    absl::StrAppend(&skipped_list, skipped_list.empty() ? "" : ", ", why, " ", n);
+  }
+  if (json) {
+    std::string by_reason;
+    for (const auto& [why, n] : stats.skipped) {
+      absl::StrAppend(&by_reason, by_reason.empty() ? "" : ",", "\"", why, "\":", n);
+    }
+    std::printf(
+        "{\"files\":%zu,\"messages\":%zu,\"stored\":%zu,\"duplicates\":%zu,"
+        "\"rejected_chunks\":%zu,\"edited\":%zu,\"bots\":%zu,\"files_shared\":%zu,"
+        "\"skipped\":{%s}}\n",
+        stats.files, stats.messages, stored, duplicates, rejected, stats.edited, stats.bots,
+        stats.files_shared, by_reason.c_str());
+  } else {
+    std::printf(
+        "%zu files, %zu messages: %zu stored, %zu duplicates, %zu chunks rejected\n"
+        "  %zu edited (last version), %zu by bots, %zu shared files as captions\n"
+        "  %zu skipped%s%s%s\n",
+        stats.files, stats.messages, stored, duplicates, rejected, stats.edited, stats.bots,
+        stats.files_shared, skipped, skipped_list.empty() ? "" : " (", skipped_list.c_str(),
+        skipped_list.empty() ? "" : ")");
+  }
+  for (const auto& e : errors) std::fprintf(stderr, "  rejected: %s\n", e.c_str());
+  return rejected > 0 ? 1 : 0;
+}
+
+}  // namespace speakermem::cli

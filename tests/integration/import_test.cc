@@ -1,0 +1,65 @@
+// `speakermem ingest --format slack` against a real speakermemd: the sample
+// export lands in its channels with speakers, ids and thread links, and a
+// second import stores nothing.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+#include "tests/integration/test_server.h"
+
+namespace speakermem {
+namespace {
+
+using testing::TestServer;
+
+nlohmann::json Import(const TestServer& ts, const testing::TempDir& dir) {
+  const std::string log = dir.Sub("import.log");
+  std::string cmd = std::string(SPEAKERMEM_CLI_PATH) + " --addr " + ts.addr() +
+                    " --json ingest --format slack " + SPEAKERMEM_SOURCE_DIR +
+                    "/examples/slack_export > " + log + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  INFO(ss.str());
+  REQUIRE(rc == 0);
+  return nlohmann::json::parse(ss.str());
+}
+
+TEST_CASE("a Slack export imports into its channels, and again stores nothing", "[import][slack]") {
+  TestServer ts;
+  testing::TempDir dir;
+  nlohmann::json first = Import(ts, dir);
+  CHECK(first["files"] == 3);
+  CHECK(first["messages"] == 8);
+  CHECK(first["stored"] == 8);
+  CHECK(first["duplicates"] == 0);
+  CHECK(first["skipped"]["tombstone"] == 1);
+  nlohmann::json second = Import(ts, dir);
+  CHECK(second["stored"] == 0);
+  CHECK(second["duplicates"] == 8);
+
+  v1::GetMessagesRequest req;
+  req.set_channel("general");
+  auto page = ts.client()->GetMessages(req);
+  REQUIRE_OK(page);
+  REQUIRE(page->messages_size() == 7);
+  const auto& parent = page->messages(0);
+  const auto& reply = page->messages(1);
+  CHECK(parent.message_id() == "1772445480.000100");
+  CHECK(parent.speaker() == "ann");
+  CHECK(parent.speaker_id() == "U01ANN");
+  CHECK(reply.reply_to() == parent.message_id());
+  CHECK(reply.text() == "Yes, room 4B. @ann can you bring the board?");
+  CHECK(page->messages(5).session() != parent.session());  // the next day
+  v1::GetMessagesRequest random;
+  random.set_channel("random");
+  auto r = ts.client()->GetMessages(random);
+  REQUIRE_OK(r);
+  CHECK(r->messages_size() == 1);
+}
+
+}  // namespace
+}  // namespace speakermem
