@@ -542,6 +542,11 @@ rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
   }
   if (family == ColumnFamily::kIndex) {
     cfo.memtable_insert_with_hint_prefix_extractor = NewIndexHintPrefix();
+    // Ingest looks up every new message id (is it stored already?), nearly
+    // always in vain: a whole-key bloom filter on the memtable answers those
+    // misses without searching it.
+    cfo.memtable_whole_key_filtering = true;
+    cfo.memtable_prefix_bloom_size_ratio = 0.05;
   }
   if (family == ColumnFamily::kEpisodic || family == ColumnFamily::kIndex) {
     cfo.write_buffer_size = 32u << 20;
