@@ -7,11 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "datasets/slack_export.h"
+#include "datasets/chat_export.h"
 
 namespace speakermem::cli {
 
-bool IsExportFormat(const std::string& format) { return format == "slack"; }
+bool IsExportFormat(const std::string& format) { return datasets::IsExportFormat(format); }
 
 int CmdImport(client::Client* c, const Args& args) {
   if (args.positional.size() < 2) return Usage("ingest: give at least one export folder");
@@ -45,8 +45,8 @@ int CmdImport(client::Client* c, const Args& args) {
     std::fflush(stderr);
   };
   for (size_t i = 1; i < args.positional.size(); ++i) {
-    absl::Status s = datasets::ReadSlackExport(
-        args.positional[i], options,
+    absl::Status s = datasets::ReadExport(
+        args.Get("format"), args.positional[i], options,
         [&](datasets::ExportBatch batch) -> absl::Status {
           std::vector<v1::DialogueMessage> msgs;
           msgs.reserve(batch.messages.size());

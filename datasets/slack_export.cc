@@ -2,19 +2,23 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/status_macros.h"
+#include "datasets/chat_export_internal.h"
 #include "nlohmann/json.hpp"
 
 namespace speakermem::datasets {
 namespace {
 
 namespace fs = std::filesystem;
+using export_internal::Bad;
+using export_internal::Deliver;
+using export_internal::Field;
+using export_internal::ReadJson;
+using export_internal::SessionCutter;
 using nlohmann::json;
 
 // Message subtypes that are messages; every other subtype is a channel
@@ -22,32 +26,12 @@ using nlohmann::json;
 constexpr const char* kMessageSubtypes[] = {"bot_message", "thread_broadcast", "file_share",
                                             "me_message"};
 
-absl::Status Bad(const std::string& where, absl::string_view field, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(where, ": ", field, ": ", why));
-}
-
-absl::StatusOr<json> ReadJson(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path.string(), ": cannot open"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  json doc = json::parse(ss.str(), nullptr, false);
-  if (doc.is_discarded())
-    return absl::InvalidArgumentError(absl::StrCat(path.string(), ": not JSON"));
-  return doc;
-}
-
-std::string Field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // users.json: id -> display name.
 absl::StatusOr<std::map<std::string, std::string>> ReadUsers(const fs::path& dir) {
   std::map<std::string, std::string> names;
   const fs::path path = dir / "users.json";
   if (!fs::exists(path)) return names;  // ids stand in for names
-  SM_ASSIGN_OR_RETURN(json users, ReadJson(path));
+  SM_ASSIGN_OR_RETURN(json users, ReadJson(path.string()));
   if (!users.is_array()) return Bad(path.string(), "users", "must be a JSON array");
   for (size_t i = 0; i < users.size(); ++i) {
     const json& u = users[i];
@@ -120,22 +104,11 @@ bool IsMessageSubtype(const std::string& subtype) {
                                       subtype) != std::end(kMessageSubtypes);
 }
 
-// One channel's sessions: a new one after an idle gap.
-struct SessionCutter {
-  int64_t last_ms = INT64_MIN;
-  std::string session;
-  const std::string& Of(const storage::Message& m, int64_t gap_ms) {
-    if (session.empty() || m.timestamp_ms - last_ms > gap_ms) session = "s" + m.message_id;
-    last_ms = std::max(last_ms, m.timestamp_ms);
-    return session;
-  }
-};
-
 // The messages of one daily file, in time order; nothing when it is
 // malformed (the error names the entry).
 absl::StatusOr<std::vector<storage::Message>> ReadDay(
     const fs::path& path, const std::map<std::string, std::string>& users, ExportStats* stats) {
-  SM_ASSIGN_OR_RETURN(json day, ReadJson(path));
+  SM_ASSIGN_OR_RETURN(json day, ReadJson(path.string()));
   if (!day.is_array()) return Bad(path.string(), "messages", "must be a JSON array");
   std::vector<storage::Message> out;
   ExportStats local;
@@ -190,10 +163,6 @@ absl::StatusOr<std::vector<storage::Message>> ReadDay(
     local.bots += subtype == "bot_message" || (Field(e, "user").empty() && e.contains("bot_id"));
     out.push_back(std::move(m));
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const storage::Message& a, const storage::Message& b) {
-                     return a.timestamp_ms < b.timestamp_ms;
-                   });
   stats->edited += local.edited;
   stats->bots += local.bots;
   stats->files_shared += local.files_shared;
@@ -210,9 +179,8 @@ bool IsDayFile(const fs::path& p) {
 }  // namespace
 
 absl::Status ReadSlackExport(const std::string& dir, const ExportOptions& options,
-                             const std::function<absl::Status(ExportBatch)>& sink,
-                             ExportStats* stats,
-                             const std::function<void(size_t, size_t)>& progress) {
+                             const ExportSink& sink, ExportStats* stats,
+                             const ExportProgress& progress) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat(dir, ": not a folder (unzip the Slack export first)"));
@@ -234,13 +202,10 @@ absl::Status ReadSlackExport(const std::string& dir, const ExportOptions& option
   size_t total = 0, done = 0;
   for (const auto& [name, days] : channels) total += days.size();
   for (const auto& [name, days] : channels) {
-    SessionCutter sessions;
+    SessionCutter sessions(options.session_gap_ms);
     for (const auto& day : days) {
       SM_ASSIGN_OR_RETURN(std::vector<storage::Message> msgs, ReadDay(day, users, stats));
-      for (auto& m : msgs) m.session = sessions.Of(m, options.session_gap_ms);
-      ++stats->files;
-      stats->messages += msgs.size();
-      if (!msgs.empty()) SM_RETURN_IF_ERROR(sink(ExportBatch{name, day.string(), std::move(msgs)}));
+      SM_RETURN_IF_ERROR(Deliver(name, day.string(), std::move(msgs), &sessions, sink, stats));
       if (progress) progress(++done, total);
     }
   }

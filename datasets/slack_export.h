@@ -21,40 +21,11 @@
 #ifndef SPEAKERMEM_DATASETS_SLACK_EXPORT_H_
 #define SPEAKERMEM_DATASETS_SLACK_EXPORT_H_
 
-#include <cstdint>
-#include <functional>
-#include <map>
 #include <string>
-#include <vector>
 
-#include "absl/status/status.h"
-#include "storage/types.h"
+#include "datasets/chat_export.h"
 
 namespace speakermem::datasets {
-
-struct ExportOptions {
-  // A gap longer than this between two messages of a channel starts a new
-  // session (platforms have none). Default: 4 hours.
-  int64_t session_gap_ms = 4 * 3600 * 1000;
-};
-
-struct ExportStats {
-  size_t files = 0;     // daily files read
-  size_t messages = 0;  // messages delivered
-  size_t edited = 0;    // of which edited (their last version)
-  size_t bots = 0;      // of which written by bots
-  size_t files_shared = 0;
-  // Skipped entries by reason: the event's subtype ("channel_join",
-  // "tombstone", ...), "empty" (no text, no file), "not_message".
-  std::map<std::string, size_t> skipped;
-};
-
-// One channel's messages from one daily file, in time order.
-struct ExportBatch {
-  std::string channel;
-  std::string file;  // the daily file they came from
-  std::vector<storage::Message> messages;
-};
 
 // Reads the export at `dir` channel by channel, each channel's daily files
 // in date order, calling `sink` once per daily file: only one file's
@@ -64,9 +35,8 @@ struct ExportBatch {
 // <reason>" on malformed input (that file's messages are not delivered), or
 // whatever `sink` returns.
 absl::Status ReadSlackExport(const std::string& dir, const ExportOptions& options,
-                             const std::function<absl::Status(ExportBatch)>& sink,
-                             ExportStats* stats,
-                             const std::function<void(size_t, size_t)>& progress = nullptr);
+                             const ExportSink& sink, ExportStats* stats,
+                             const ExportProgress& progress = nullptr);
 
 }  // namespace speakermem::datasets
 

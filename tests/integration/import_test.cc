@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "nlohmann/json.hpp"
 #include "tests/integration/test_server.h"
@@ -14,11 +15,12 @@ namespace {
 
 using testing::TestServer;
 
-nlohmann::json Import(const TestServer& ts, const testing::TempDir& dir) {
+nlohmann::json Import(const TestServer& ts, const testing::TempDir& dir,
+                      const std::string& format = "slack") {
   const std::string log = dir.Sub("import.log");
   std::string cmd = std::string(SPEAKERMEM_CLI_PATH) + " --addr " + ts.addr() +
-                    " --json ingest --format slack " + SPEAKERMEM_SOURCE_DIR +
-                    "/examples/slack_export > " + log + " 2>&1";
+                    " --json ingest --format " + format + " " + SPEAKERMEM_SOURCE_DIR +
+                    "/examples/" + format + "_export > " + log + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(log);
   std::stringstream ss;
@@ -59,6 +61,26 @@ TEST_CASE("a Slack export imports into its channels, and again stores nothing", 
   auto r = ts.client()->GetMessages(random);
   REQUIRE_OK(r);
   CHECK(r->messages_size() == 1);
+}
+
+TEST_CASE("Discord, Telegram and Matrix exports import through the same command", "[import]") {
+  TestServer ts;
+  testing::TempDir dir;
+  for (const auto& [format, channel, count] :
+       std::vector<std::tuple<std::string, std::string, int>>{{"discord", "planning", 6},
+                                                              {"telegram", "Book club", 5},
+                                                              {"matrix", "Team standup", 4}}) {
+    INFO(format);
+    nlohmann::json first = Import(ts, dir, format);
+    CHECK(first["stored"] == count);
+    nlohmann::json again = Import(ts, dir, format);
+    CHECK(again["duplicates"] == count);
+    v1::GetMessagesRequest req;
+    req.set_channel(channel);
+    auto page = ts.client()->GetMessages(req);
+    REQUIRE_OK(page);
+    CHECK(page->messages_size() == count);
+  }
 }
 
 }  // namespace

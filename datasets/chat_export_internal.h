@@ -1,0 +1,54 @@
+// Helpers the export readers share. Internal to datasets/.
+#ifndef SPEAKERMEM_DATASETS_CHAT_EXPORT_INTERNAL_H_
+#define SPEAKERMEM_DATASETS_CHAT_EXPORT_INTERNAL_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "datasets/chat_export.h"
+#include "nlohmann/json.hpp"
+
+namespace speakermem::datasets::export_internal {
+
+// INVALID_ARGUMENT "<where>: <field>: <why>".
+absl::Status Bad(const std::string& where, absl::string_view field, absl::string_view why);
+
+// The file parsed as JSON; NOT_FOUND when it cannot be opened,
+// INVALID_ARGUMENT "<path>: not JSON" otherwise.
+absl::StatusOr<nlohmann::json> ReadJson(const std::string& path);
+
+// j[key] when it is a string, else "".
+std::string Field(const nlohmann::json& j, const char* key);
+
+// j[key] as text: a string as is, a number written out, else "".
+std::string IdField(const nlohmann::json& j, const char* key);
+
+// `path` itself when it is a file, else the folder's *.json files in name
+// order; NOT_FOUND when it is neither.
+absl::StatusOr<std::vector<std::string>> JsonFiles(const std::string& path);
+
+// One channel's sessions: a new one after an idle gap longer than gap_ms,
+// named "s" + the id of its first message.
+class SessionCutter {
+ public:
+  explicit SessionCutter(int64_t gap_ms) : gap_ms_(gap_ms) {}
+  const std::string& Of(const storage::Message& m);
+
+ private:
+  const int64_t gap_ms_;
+  int64_t last_ms_ = 0;
+  std::string session_;
+};
+
+// Sorts by time (stably), cuts sessions, counts and delivers one file's
+// messages of `channel`.
+absl::Status Deliver(const std::string& channel, const std::string& file,
+                     std::vector<storage::Message> messages, SessionCutter* sessions,
+                     const ExportSink& sink, ExportStats* stats);
+
+}  // namespace speakermem::datasets::export_internal
+
+#endif  // SPEAKERMEM_DATASETS_CHAT_EXPORT_INTERNAL_H_

@@ -1,0 +1,104 @@
+#include "datasets/discord_export.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "datasets/chat_export_internal.h"
+#include "datasets/datasets.h"
+
+namespace speakermem::datasets {
+namespace {
+
+using export_internal::Bad;
+using export_internal::Field;
+using export_internal::IdField;
+using nlohmann::json;
+
+// One channel file: its name and messages.
+absl::Status ReadChannel(const std::string& path, const json& doc, std::string* channel,
+                         std::vector<storage::Message>* out, ExportStats* stats) {
+  if (!doc.is_object()) return Bad(path, "export", "must be a JSON object");
+  auto ch = doc.find("channel");
+  if (ch == doc.end() || !ch->is_object()) return Bad(path, "channel", "is missing");
+  *channel = Field(*ch, "name");
+  if (channel->empty()) *channel = IdField(*ch, "id");
+  if (channel->empty()) return Bad(path, "channel.name", "is missing");
+  auto msgs = doc.find("messages");
+  if (msgs == doc.end() || !msgs->is_array()) return Bad(path, "messages", "must be an array");
+  ExportStats local;
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    const json& e = (*msgs)[i];
+    const std::string where = absl::StrCat(path, ": entry ", i);
+    if (!e.is_object()) return Bad(where, "message", "must be an object");
+    const std::string type = Field(e, "type");
+    if (type != "Default" && type != "Reply") {
+      ++local.skipped[type.empty() ? "not_message" : type];
+      continue;
+    }
+    storage::Message m;
+    m.message_id = IdField(e, "id");
+    if (m.message_id.empty()) return Bad(where, "id", "is missing");
+    absl::StatusOr<int64_t> ts = ParseIsoTime(Field(e, "timestamp"));
+    if (!ts.ok()) return Bad(where, "timestamp", ts.status().message());
+    m.timestamp_ms = *ts;
+    auto author = e.find("author");
+    if (author == e.end() || !author->is_object()) return Bad(where, "author", "is missing");
+    m.speaker_id = IdField(*author, "id");
+    if (m.speaker_id.empty()) return Bad(where, "author.id", "is missing");
+    m.speaker = Field(*author, "nickname");
+    if (m.speaker.empty()) m.speaker = Field(*author, "name");
+    if (m.speaker.empty()) m.speaker = m.speaker_id;
+    if (auto ref = e.find("reference"); ref != e.end() && ref->is_object()) {
+      m.reply_to = IdField(*ref, "messageId");
+    }
+    if (auto c = e.find("content"); c != e.end() && !c->is_null() && !c->is_string()) {
+      return Bad(where, "content", "must be a string");
+    }
+    m.text = Field(e, "content");
+    if (auto files = e.find("attachments"); files != e.end() && files->is_array()) {
+      for (const json& f : *files) {
+        const std::string name = f.is_object() ? Field(f, "fileName") : "";
+        if (name.empty()) continue;
+        absl::StrAppend(&m.text, m.text.empty() ? "" : " ", "[file: ", name, "]");
+        ++local.files_shared;
+      }
+    }
+    if (m.text.empty()) {
+      ++local.skipped["empty"];
+      continue;
+    }
+    if (auto ed = e.find("timestampEdited"); ed != e.end() && ed->is_string()) ++local.edited;
+    if (auto bot = author->find("isBot"); bot != author->end() && bot->is_boolean() && *bot) {
+      ++local.bots;
+    }
+    out->push_back(std::move(m));
+  }
+  stats->edited += local.edited;
+  stats->bots += local.bots;
+  stats->files_shared += local.files_shared;
+  for (const auto& [why, n] : local.skipped) stats->skipped[why] += n;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReadDiscordExport(const std::string& path, const ExportOptions& options,
+                               const ExportSink& sink, ExportStats* stats,
+                               const ExportProgress& progress) {
+  SM_ASSIGN_OR_RETURN(std::vector<std::string> files, export_internal::JsonFiles(path));
+  // A channel split over several files (DiscordChatExporter's partitions)
+  // keeps one session cutter.
+  std::map<std::string, export_internal::SessionCutter> sessions;
+  for (size_t f = 0; f < files.size(); ++f) {
+    SM_ASSIGN_OR_RETURN(json doc, export_internal::ReadJson(files[f]));
+    std::string channel;
+    std::vector<storage::Message> msgs;
+    SM_RETURN_IF_ERROR(ReadChannel(files[f], doc, &channel, &msgs, stats));
+    auto cut = sessions.try_emplace(channel, options.session_gap_ms).first;
+    SM_RETURN_IF_ERROR(
+        export_internal::Deliver(channel, files[f], std::move(msgs), &cut->second, sink, stats));
+    if (progress) progress(f + 1, files.size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace speakermem::datasets
