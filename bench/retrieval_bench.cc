@@ -197,7 +197,12 @@ int Run(const Options& opt) {
            m, bg.Stop());
   }
 
-  // Shape 2: many channels.
+  // Shape 2: many channels (none with --channels 0).
+  if (opt.channels == 0 || opt.per_channel == 0) {
+    mem->reset();
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
   t0 = std::chrono::steady_clock::now();
   std::vector<storage::ChannelRef> chans;
   for (size_t c = 0; c < opt.channels; ++c) {

@@ -84,6 +84,15 @@ compaction work in the background; one channel of 100,000 messages, then
 1,000 channels of 1,000 messages." \
   build/bench/retrieval_bench --messages 100000 --channels 1000 --per-channel 1000 --queries 1000
 
+section "History import: a Slack export of 1,000,000 messages" \
+  "A generated Slack workspace export (10 channels, daily files of 1,000
+messages) read by the export reader alone, a daily file at a time, beside
+the JSONL loader reading the same messages as one file (the same-run
+baseline, which holds them all), then imported through gRPC into a server
+in the same process as \`speakermem ingest --format slack\` does. Peak
+resident memory per phase (the process's own, reset before each phase)." \
+  build/bench/import_bench --messages 1000000 --channels 10 --per-file 1000
+
 section "Freshness: derivation lag in live channels" \
 "1,000 channels receive 2,000 msg/s in all for 60 s with the offline Writer at
 its defaults, while 50 queries a second ask about the latest message of a

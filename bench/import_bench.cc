@@ -1,0 +1,213 @@
+// History import at scale: a generated Slack export (--messages messages in
+// --channels channels, daily files of --per-file messages) read by the
+// export reader alone, then imported through gRPC into a server in this
+// process as `speakermem ingest --format slack` does. The same messages as
+// one JSONL file, loaded whole by the JSONL loader, are the same-run
+// baseline. Peak resident memory is measured per phase (the kernel's peak
+// is reset before each).
+//
+//   build/bench/import_bench [--messages N] [--channels C] [--per-file M]
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "client/client.h"
+#include "common/log.h"
+#include "datasets/chat_export.h"
+#include "datasets/datasets.h"
+#include "nlohmann/json.hpp"
+#include "server/server.h"
+
+namespace speakermem::bench {
+namespace {
+
+struct Options {
+  size_t messages = 1000000;
+  size_t channels = 10;
+  size_t per_file = 1000;
+};
+
+// Resets the kernel's peak resident set of this process (Linux 4.0+).
+void ResetPeak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Peak resident set since the last reset, in MiB.
+double PeakMiB() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+// Writes the export and the same messages as JSONL; returns the bytes of
+// the export.
+uintmax_t Generate(const Options& opt, const std::string& dir, const std::string& jsonl) {
+  namespace fs = std::filesystem;
+  Corpus corpus(11);
+  nlohmann::json users = nlohmann::json::array();
+  for (int u = 0; u < 20; ++u) {
+    users.push_back({{"id", absl::StrCat("U", 100 + u)},
+                     {"name", absl::StrCat("user", u)},
+                     {"profile", {{"display_name", absl::StrCat("Person ", u)}}}});
+  }
+  fs::create_directories(dir);
+  std::ofstream(dir + "/users.json") << users.dump();
+  std::ofstream lines(jsonl);
+  const size_t per_channel = opt.messages / opt.channels;
+  uintmax_t bytes = 0;
+  for (size_t c = 0; c < opt.channels; ++c) {
+    const std::string name = absl::StrCat("channel-", c);
+    fs::create_directories(dir + "/" + name);
+    int64_t t = 1700000000;  // seconds
+    for (size_t done = 0, day = 0; done < per_channel; ++day) {
+      nlohmann::json msgs = nlohmann::json::array();
+      for (size_t i = 0; i < opt.per_file && done < per_channel; ++i, ++done) {
+        t += 1 + static_cast<int64_t>(corpus.rng()() % 60);
+        const std::string ts = absl::StrCat(t, ".", 100000 + i);
+        const std::string user = absl::StrCat("U", 100 + corpus.rng()() % 20);
+        const std::string text = corpus.Sentence(6, 30);
+        msgs.push_back({{"type", "message"}, {"user", user}, {"text", text}, {"ts", ts}});
+        nlohmann::json line = {{"channel", name},  {"speaker", user},       {"speaker_id", user},
+                               {"message_id", ts}, {"timestamp", t * 1000}, {"text", text}};
+        lines << line.dump() << "\n";
+      }
+      char file[32];
+      std::snprintf(file, sizeof(file), "/%04zu-01-01.json", 2000 + day);  // name order = day order
+      const std::string path = dir + "/" + name + file;
+      std::ofstream(path) << msgs.dump();
+      bytes += fs::file_size(path);
+    }
+  }
+  return bytes;
+}
+
+int Run(const Options& opt) {
+  SetLogLevel(LogLevel::kWarn);
+  std::printf("History import, %u hardware threads\n", std::thread::hardware_concurrency());
+  const std::string root =
+      (std::filesystem::temp_directory_path() / absl::StrCat("speakermem-import-", getpid()))
+          .string();
+  const std::string dir = root + "/export", jsonl = root + "/same.jsonl";
+  auto start = std::chrono::steady_clock::now();
+  uintmax_t bytes = Generate(opt, dir, jsonl);
+  std::printf(
+      "generated a Slack export of %zu messages: %zu channels, daily files of %zu messages, "
+      "%.0f MiB (%.1f s)\n\n",
+      opt.messages, opt.channels, opt.per_file, bytes / 1048576.0, SecondsSince(start));
+  std::printf("%-44s %12s %14s\n", "", "msg/s", "peak RSS MiB");
+
+  // The reader alone.
+  datasets::ExportStats stats;
+  ResetPeak();
+  start = std::chrono::steady_clock::now();
+  size_t seen = 0;
+  absl::Status s = datasets::ReadExport(
+      "slack", dir, {},
+      [&](datasets::ExportBatch b) {
+        seen += b.messages.size();
+        return absl::OkStatus();
+      },
+      &stats);
+  double read_secs = SecondsSince(start);
+  if (!s.ok() || seen != opt.messages) {
+    std::fprintf(stderr, "read failed: %s (%zu messages)\n", s.ToString().c_str(), seen);
+    return 1;
+  }
+  const double read_rate = seen / read_secs, read_peak = PeakMiB();
+  std::printf("%-44s %12.0f %14.0f\n", "Slack export reader, a daily file at a time", read_rate,
+              read_peak);
+
+  // The baseline: the JSONL loader, which holds the whole file.
+  ResetPeak();
+  start = std::chrono::steady_clock::now();
+  auto convs = datasets::LoadFile(jsonl, datasets::Format::kJsonl, "");
+  double jsonl_secs = SecondsSince(start);
+  size_t loaded = 0;
+  if (convs.ok()) {
+    for (const auto& c : *convs) loaded += c.messages.size();
+  }
+  const double jsonl_peak = PeakMiB();
+  if (loaded != opt.messages) {
+    std::fprintf(stderr, "JSONL load failed\n");
+    return 1;
+  }
+  convs = std::vector<datasets::Conversation>();
+  std::printf("%-44s %12.0f %14.0f\n", "same messages as JSONL, loaded whole (baseline)",
+              loaded / jsonl_secs, jsonl_peak);
+  std::printf("%-44s %12.2f %14.2f\n", "reader / baseline", read_rate / (loaded / jsonl_secs),
+              read_peak / jsonl_peak);
+
+  // Imported through gRPC, as `speakermem ingest --format slack` does.
+  server::ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.metrics_listen = "";
+  config.memory.store.path = root + "/data";
+  auto srv = server::Server::Start(config);
+  if (!srv.ok() || !(*srv)->WaitUntilReady(std::chrono::seconds(30))) return 1;
+  client::ClientOptions co;
+  co.addr = absl::StrCat("127.0.0.1:", (*srv)->port());
+  auto client = client::Client::Connect(co);
+  client::StreamOptions so;
+  so.chunk_size = 500;
+  size_t stored = 0;
+  datasets::ExportStats grpc_stats;
+  start = std::chrono::steady_clock::now();
+  s = datasets::ReadExport(
+      "slack", dir, {},
+      [&](datasets::ExportBatch b) {
+        std::vector<v1::DialogueMessage> wire;
+        wire.reserve(b.messages.size());
+        for (const auto& m : b.messages) {
+          v1::DialogueMessage w;
+          w.set_message_id(m.message_id);
+          w.set_speaker(m.speaker);
+          w.set_speaker_id(m.speaker_id);
+          w.set_text(m.text);
+          w.set_session(m.session);
+          w.set_timestamp_ms(m.timestamp_ms);
+          wire.push_back(std::move(w));
+        }
+        size_t rejected = 0;
+        absl::Status sent = client->IngestStream(
+            b.channel, wire, so, [&](const v1::IngestAck& a) { stored += a.stored(); }, &rejected);
+        if (sent.ok() && rejected > 0) return absl::InternalError("chunks rejected");
+        return sent;
+      },
+      &grpc_stats);
+  double grpc_secs = SecondsSince(start);
+  if (!s.ok() || stored != opt.messages) {
+    std::fprintf(stderr, "import failed: %s (%zu stored)\n", s.ToString().c_str(), stored);
+    return 1;
+  }
+  std::printf("%-44s %12.0f %14.0f\n", "imported through gRPC (server in process)",
+              stored / grpc_secs, PeakMiB());
+  std::printf("\n%zu messages stored in %zu channels in %.1f s\n", stored, opt.channels, grpc_secs);
+  client.reset();
+  (*srv)->Shutdown(std::chrono::milliseconds(1000));
+  std::filesystem::remove_all(root);
+  return 0;
+}
+
+}  // namespace
+}  // namespace speakermem::bench
+
+int main(int argc, char** argv) {
+  speakermem::bench::Options opt;
+  speakermem::bench::ParseFlags(argc, argv,
+                                {{"--messages", &opt.messages},
+                                 {"--channels", &opt.channels},
+                                 {"--per-file", &opt.per_file}});
+  if (opt.channels == 0 || opt.per_file == 0 || opt.messages < opt.channels) {
+    std::fprintf(stderr,
+                 "import_bench: --channels and --per-file must be positive, "
+                 "--messages at least --channels\n");
+    return 2;
+  }
+  return speakermem::bench::Run(opt);
+}
