@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
+#include "client/cli_common.h"
 #include "client/client.h"
 #include "common/log.h"
 #include "datasets/chat_export.h"
@@ -163,16 +164,7 @@ int Run(const Options& opt) {
       [&](datasets::ExportBatch b) {
         std::vector<v1::DialogueMessage> wire;
         wire.reserve(b.messages.size());
-        for (const auto& m : b.messages) {
-          v1::DialogueMessage w;
-          w.set_message_id(m.message_id);
-          w.set_speaker(m.speaker);
-          w.set_speaker_id(m.speaker_id);
-          w.set_text(m.text);
-          w.set_session(m.session);
-          w.set_timestamp_ms(m.timestamp_ms);
-          wire.push_back(std::move(w));
-        }
+        for (const auto& m : b.messages) wire.push_back(cli::ToWire(m));
         size_t rejected = 0;
         absl::Status sent = client->IngestStream(
             b.channel, wire, so, [&](const v1::IngestAck& a) { stored += a.stored(); }, &rejected);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "datasets/chat_export_internal.h"
 #include "datasets/discord_export.h"
 #include "datasets/matrix_export.h"
@@ -76,6 +78,30 @@ absl::Status Deliver(const std::string& channel, const std::string& file,
   stats->messages += messages.size();
   if (messages.empty()) return absl::OkStatus();
   return sink(ExportBatch{channel, file, std::move(messages)});
+}
+
+void Merge(const ExportStats& local, ExportStats* into) {
+  into->edited += local.edited;
+  into->bots += local.bots;
+  into->files_shared += local.files_shared;
+  for (const auto& [why, n] : local.skipped) into->skipped[why] += n;
+}
+
+absl::Status ReadFilePerChannel(const std::string& path, const ExportOptions& options,
+                                const ChannelFileReader& read, const ExportSink& sink,
+                                ExportStats* stats, const ExportProgress& progress) {
+  SM_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(path));
+  std::map<std::string, SessionCutter> sessions;
+  for (size_t f = 0; f < files.size(); ++f) {
+    SM_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJson(files[f]));
+    std::string channel;
+    std::vector<storage::Message> msgs;
+    SM_RETURN_IF_ERROR(read(files[f], doc, &channel, &msgs, stats));
+    auto cut = sessions.try_emplace(channel, options.session_gap_ms).first;
+    SM_RETURN_IF_ERROR(Deliver(channel, files[f], std::move(msgs), &cut->second, sink, stats));
+    if (progress) progress(f + 1, files.size());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace export_internal

@@ -2,6 +2,7 @@
 #ifndef SPEAKERMEM_DATASETS_CHAT_EXPORT_INTERNAL_H_
 #define SPEAKERMEM_DATASETS_CHAT_EXPORT_INTERNAL_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,20 @@ class SessionCutter {
 absl::Status Deliver(const std::string& channel, const std::string& file,
                      std::vector<storage::Message> messages, SessionCutter* sessions,
                      const ExportSink& sink, ExportStats* stats);
+
+// Adds a file's counts (local) to the export's.
+void Merge(const ExportStats& local, ExportStats* into);
+
+// Formats with one channel per export file (Discord, Matrix): `read` parses
+// one file into its channel's name and messages; the files are read in
+// name order, a channel split over several files keeps one session
+// sequence.
+using ChannelFileReader = std::function<absl::Status(
+    const std::string& path, const nlohmann::json& doc, std::string* channel,
+    std::vector<storage::Message>* messages, ExportStats* stats)>;
+absl::Status ReadFilePerChannel(const std::string& path, const ExportOptions& options,
+                                const ChannelFileReader& read, const ExportSink& sink,
+                                ExportStats* stats, const ExportProgress& progress);
 
 }  // namespace speakermem::datasets::export_internal
 

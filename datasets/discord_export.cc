@@ -72,10 +72,7 @@ absl::Status ReadChannel(const std::string& path, const json& doc, std::string* 
     }
     out->push_back(std::move(m));
   }
-  stats->edited += local.edited;
-  stats->bots += local.bots;
-  stats->files_shared += local.files_shared;
-  for (const auto& [why, n] : local.skipped) stats->skipped[why] += n;
+  export_internal::Merge(local, stats);
   return absl::OkStatus();
 }
 
@@ -84,21 +81,7 @@ absl::Status ReadChannel(const std::string& path, const json& doc, std::string* 
 absl::Status ReadDiscordExport(const std::string& path, const ExportOptions& options,
                                const ExportSink& sink, ExportStats* stats,
                                const ExportProgress& progress) {
-  SM_ASSIGN_OR_RETURN(std::vector<std::string> files, export_internal::JsonFiles(path));
-  // A channel split over several files (DiscordChatExporter's partitions)
-  // keeps one session cutter.
-  std::map<std::string, export_internal::SessionCutter> sessions;
-  for (size_t f = 0; f < files.size(); ++f) {
-    SM_ASSIGN_OR_RETURN(json doc, export_internal::ReadJson(files[f]));
-    std::string channel;
-    std::vector<storage::Message> msgs;
-    SM_RETURN_IF_ERROR(ReadChannel(files[f], doc, &channel, &msgs, stats));
-    auto cut = sessions.try_emplace(channel, options.session_gap_ms).first;
-    SM_RETURN_IF_ERROR(
-        export_internal::Deliver(channel, files[f], std::move(msgs), &cut->second, sink, stats));
-    if (progress) progress(f + 1, files.size());
-  }
-  return absl::OkStatus();
+  return export_internal::ReadFilePerChannel(path, options, ReadChannel, sink, stats, progress);
 }
 
 }  // namespace speakermem::datasets

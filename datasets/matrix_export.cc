@@ -107,9 +107,7 @@ absl::Status ReadRoom(const std::string& path, const json& doc, std::string* cha
     ++local.edited;
   }
   if (channel->empty()) return Bad(path, "room_name", "is missing (and no room_id)");
-  stats->edited += local.edited;
-  stats->files_shared += local.files_shared;
-  for (const auto& [why, n] : local.skipped) stats->skipped[why] += n;
+  export_internal::Merge(local, stats);
   return absl::OkStatus();
 }
 
@@ -118,19 +116,7 @@ absl::Status ReadRoom(const std::string& path, const json& doc, std::string* cha
 absl::Status ReadMatrixExport(const std::string& path, const ExportOptions& options,
                               const ExportSink& sink, ExportStats* stats,
                               const ExportProgress& progress) {
-  SM_ASSIGN_OR_RETURN(std::vector<std::string> files, export_internal::JsonFiles(path));
-  std::map<std::string, export_internal::SessionCutter> sessions;
-  for (size_t f = 0; f < files.size(); ++f) {
-    SM_ASSIGN_OR_RETURN(json doc, export_internal::ReadJson(files[f]));
-    std::string channel;
-    std::vector<storage::Message> msgs;
-    SM_RETURN_IF_ERROR(ReadRoom(files[f], doc, &channel, &msgs, stats));
-    auto cut = sessions.try_emplace(channel, options.session_gap_ms).first;
-    SM_RETURN_IF_ERROR(
-        export_internal::Deliver(channel, files[f], std::move(msgs), &cut->second, sink, stats));
-    if (progress) progress(f + 1, files.size());
-  }
-  return absl::OkStatus();
+  return export_internal::ReadFilePerChannel(path, options, ReadRoom, sink, stats, progress);
 }
 
 }  // namespace speakermem::datasets

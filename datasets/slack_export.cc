@@ -163,10 +163,7 @@ absl::StatusOr<std::vector<storage::Message>> ReadDay(
     local.bots += subtype == "bot_message" || (Field(e, "user").empty() && e.contains("bot_id"));
     out.push_back(std::move(m));
   }
-  stats->edited += local.edited;
-  stats->bots += local.bots;
-  stats->files_shared += local.files_shared;
-  for (const auto& [why, n] : local.skipped) stats->skipped[why] += n;
+  export_internal::Merge(local, stats);
   return out;
 }
 

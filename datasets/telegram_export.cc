@@ -100,10 +100,7 @@ absl::Status ReadChat(const std::string& path, const json& chat, size_t index,
     local.bots += e.contains("via_bot");
     out.push_back(std::move(m));
   }
-  stats->edited += local.edited;
-  stats->bots += local.bots;
-  stats->files_shared += local.files_shared;
-  for (const auto& [why, n] : local.skipped) stats->skipped[why] += n;
+  export_internal::Merge(local, stats);
   export_internal::SessionCutter sessions(options.session_gap_ms);
   return export_internal::Deliver(channel, path, std::move(out), &sessions, sink, stats);
 }
