@@ -16,8 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
-#include "client/cli_common.h"
 #include "client/client.h"
+#include "client/export_upload.h"
 #include "common/log.h"
 #include "datasets/chat_export.h"
 #include "datasets/datasets.h"
@@ -156,22 +156,15 @@ int Run(const Options& opt) {
   auto client = client::Client::Connect(co);
   client::StreamOptions so;
   so.chunk_size = 500;
-  size_t stored = 0;
+  cli::ExportUploader upload(client.get(), so, "");
   datasets::ExportStats grpc_stats;
   start = std::chrono::steady_clock::now();
   s = datasets::ReadExport(
-      "slack", dir, {},
-      [&](datasets::ExportBatch b) {
-        std::vector<v1::DialogueMessage> wire;
-        wire.reserve(b.messages.size());
-        for (const auto& m : b.messages) wire.push_back(cli::ToWire(m));
-        size_t rejected = 0;
-        absl::Status sent = client->IngestStream(
-            b.channel, wire, so, [&](const v1::IngestAck& a) { stored += a.stored(); }, &rejected);
-        if (sent.ok() && rejected > 0) return absl::InternalError("chunks rejected");
-        return sent;
-      },
+      "slack", dir, {}, [&](datasets::ExportBatch b) { return upload.Add(std::move(b)); },
       &grpc_stats);
+  if (s.ok()) s = upload.Finish();
+  if (s.ok() && upload.rejected_chunks() > 0) s = absl::InternalError("chunks rejected");
+  const size_t stored = upload.stored();
   double grpc_secs = SecondsSince(start);
   if (!s.ok() || stored != opt.messages) {
     std::fprintf(stderr, "import failed: %s (%zu stored)\n", s.ToString().c_str(), stored);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "client/export_upload.h"
 #include "datasets/chat_export.h"
 
 namespace speakermem::cli {
@@ -30,9 +31,7 @@ int CmdImport(client::Client* c, const Args& args) {
   so.chunk_size = *chunk;
   const bool json = args.Has("json");
   const bool tty = isatty(STDERR_FILENO) && !json;
-  const std::string prefix = args.Get("channel-prefix");
-  size_t stored = 0, duplicates = 0, rejected = 0;
-  std::vector<std::string> errors;
+  ExportUploader upload(c, so, args.Get("channel-prefix"));
   datasets::ExportStats stats;
   const auto start = std::chrono::steady_clock::now();
   auto progress = [&](size_t done, size_t total) {
@@ -47,29 +46,17 @@ int CmdImport(client::Client* c, const Args& args) {
   for (size_t i = 1; i < args.positional.size(); ++i) {
     absl::Status s = datasets::ReadExport(
         args.Get("format"), args.positional[i], options,
-        [&](datasets::ExportBatch batch) -> absl::Status {
-          std::vector<v1::DialogueMessage> msgs;
-          msgs.reserve(batch.messages.size());
-          for (const auto& m : batch.messages) msgs.push_back(ToWire(m));
-          size_t chunks_rejected = 0;
-          absl::Status sent = c->IngestStream(
-              prefix + batch.channel, msgs, so,
-              [&](const v1::IngestAck& ack) {
-                if (ack.has_error()) {
-                  errors.push_back(absl::StrCat(batch.file, ": ", ack.error().message()));
-                } else {
-                  stored += ack.stored();
-                  duplicates += ack.duplicates();
-                }
-              },
-              &chunks_rejected);
-          rejected += chunks_rejected;
-          return sent;
-        },
-        &stats, progress);
+        [&](datasets::ExportBatch batch) { return upload.Add(std::move(batch)); }, &stats,
+        progress);
+    // The files read before a malformed one are valid: they are sent.
+    absl::Status sent = upload.Finish();
+    if (s.ok()) s = sent;
     if (tty) std::fputs("\n", stderr);
     if (!s.ok()) return Fail(s);
   }
+  const size_t stored = upload.stored(), duplicates = upload.duplicates(),
+               rejected = upload.rejected_chunks();
+  const std::vector<std::string>& errors = upload.errors();
   size_t skipped = 0;
   std::string skipped_list;
   for (const auto& [why, n] : stats.skipped) {
