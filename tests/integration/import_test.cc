@@ -1,8 +1,11 @@
 // `speakermem ingest --format slack` against a real speakermemd: the sample
 // export lands in its channels with speakers, ids and thread links, and a
 // second import stores nothing.
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -81,6 +84,36 @@ TEST_CASE("Discord, Telegram and Matrix exports import through the same command"
     REQUIRE_OK(page);
     CHECK(page->messages_size() == count);
   }
+}
+
+TEST_CASE("a malformed daily file stops the import after storing the files before it",
+          "[import][slack]") {
+  TestServer ts;
+  testing::TempDir dir;
+  const std::filesystem::path root = dir.Sub("export");
+  std::filesystem::create_directories(root / "general");
+  std::ofstream(root / "users.json") << R"([{"id": "U1", "name": "ann"}])";
+  std::ofstream(root / "general" / "2026-03-01.json")
+      << R"([{"type": "message", "user": "U1", "text": "first day", "ts": "1772359200.000100"}])";
+  std::ofstream(root / "general" / "2026-03-02.json")
+      << R"([{"type": "message", "user": "U1", "text": "fine", "ts": "1772445600.000100"},
+             {"type": "message", "user": "U1", "text": "no ts"}])";
+  const std::string log = dir.Sub("bad.log");
+  std::string cmd = std::string(SPEAKERMEM_CLI_PATH) + " --addr " + ts.addr() +
+                    " ingest --format slack " + root.string() + " > " + log + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  INFO(ss.str());
+  CHECK(WEXITSTATUS(rc) == 2);
+  CHECK_THAT(ss.str(), Catch::Contains("2026-03-02.json: entry 1: ts: is missing"));
+  v1::GetMessagesRequest req;
+  req.set_channel("general");
+  auto page = ts.client()->GetMessages(req);
+  REQUIRE_OK(page);
+  REQUIRE(page->messages_size() == 1);
+  CHECK(page->messages(0).text() == "first day");
 }
 
 }  // namespace
