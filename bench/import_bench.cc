@@ -88,6 +88,44 @@ uintmax_t Generate(const Options& opt, const std::string& dir, const std::string
   return bytes;
 }
 
+// Imports the export at `dir` through gRPC into a server in this process
+// (storing under `data_dir`), as `speakermem ingest --format slack` does,
+// and prints the rate; false on failure.
+bool ImportThroughGrpc(const Options& opt, const std::string& dir, const std::string& data_dir) {
+  server::ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.metrics_listen = "";
+  config.memory.store.path = data_dir;
+  auto srv = server::Server::Start(config);
+  if (!srv.ok() || !(*srv)->WaitUntilReady(std::chrono::seconds(30))) return false;
+  client::ClientOptions co;
+  co.addr = absl::StrCat("127.0.0.1:", (*srv)->port());
+  auto client = client::Client::Connect(co);
+  client::StreamOptions so;
+  so.chunk_size = 500;
+  cli::ExportUploader upload(client.get(), so, "");
+  datasets::ExportStats grpc_stats;
+  ResetPeak();
+  auto start = std::chrono::steady_clock::now();
+  absl::Status s = datasets::ReadExport(
+      "slack", dir, {}, [&](datasets::ExportBatch b) { return upload.Add(std::move(b)); },
+      &grpc_stats);
+  if (s.ok()) s = upload.Finish();
+  if (s.ok() && upload.rejected_chunks() > 0) s = absl::InternalError("chunks rejected");
+  const size_t stored = upload.stored();
+  double grpc_secs = SecondsSince(start);
+  if (!s.ok() || stored != opt.messages) {
+    std::fprintf(stderr, "import failed: %s (%zu stored)\n", s.ToString().c_str(), stored);
+    return false;
+  }
+  std::printf("%-44s %12.0f %14.0f\n", "imported through gRPC (server in process)",
+              stored / grpc_secs, PeakMiB());
+  std::printf("\n%zu messages stored in %zu channels in %.1f s\n", stored, opt.channels, grpc_secs);
+  client.reset();
+  (*srv)->Shutdown(std::chrono::milliseconds(1000));
+  return true;
+}
+
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
   std::printf("History import, %u hardware threads\n", std::thread::hardware_concurrency());
@@ -145,36 +183,7 @@ int Run(const Options& opt) {
               read_peak / jsonl_peak);
 
   // Imported through gRPC, as `speakermem ingest --format slack` does.
-  server::ServerConfig config;
-  config.listen = "127.0.0.1:0";
-  config.metrics_listen = "";
-  config.memory.store.path = root + "/data";
-  auto srv = server::Server::Start(config);
-  if (!srv.ok() || !(*srv)->WaitUntilReady(std::chrono::seconds(30))) return 1;
-  client::ClientOptions co;
-  co.addr = absl::StrCat("127.0.0.1:", (*srv)->port());
-  auto client = client::Client::Connect(co);
-  client::StreamOptions so;
-  so.chunk_size = 500;
-  cli::ExportUploader upload(client.get(), so, "");
-  datasets::ExportStats grpc_stats;
-  start = std::chrono::steady_clock::now();
-  s = datasets::ReadExport(
-      "slack", dir, {}, [&](datasets::ExportBatch b) { return upload.Add(std::move(b)); },
-      &grpc_stats);
-  if (s.ok()) s = upload.Finish();
-  if (s.ok() && upload.rejected_chunks() > 0) s = absl::InternalError("chunks rejected");
-  const size_t stored = upload.stored();
-  double grpc_secs = SecondsSince(start);
-  if (!s.ok() || stored != opt.messages) {
-    std::fprintf(stderr, "import failed: %s (%zu stored)\n", s.ToString().c_str(), stored);
-    return 1;
-  }
-  std::printf("%-44s %12.0f %14.0f\n", "imported through gRPC (server in process)",
-              stored / grpc_secs, PeakMiB());
-  std::printf("\n%zu messages stored in %zu channels in %.1f s\n", stored, opt.channels, grpc_secs);
-  client.reset();
-  (*srv)->Shutdown(std::chrono::milliseconds(1000));
+  if (!ImportThroughGrpc(opt, dir, root + "/data")) return 1;
   std::filesystem::remove_all(root);
   return 0;
 }

@@ -22,6 +22,18 @@ std::string WithoutReplyFallback(const std::string& body) {
   return blank == std::string::npos ? body : body.substr(blank + 2);
 }
 
+// A message event's text: a file, image, audio or video as its caption,
+// otherwise its body without the reply fallback.
+std::string TextOf(const json& content, ExportStats* local) {
+  const std::string msgtype = Field(content, "msgtype");
+  const std::string body = Field(content, "body");
+  if (msgtype == "m.file" || msgtype == "m.image" || msgtype == "m.audio" || msgtype == "m.video") {
+    ++local->files_shared;
+    return absl::StrCat("[file: ", body, "]");
+  }
+  return WithoutReplyFallback(body);
+}
+
 const json* Object(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_object() ? &*it : nullptr;
@@ -84,15 +96,7 @@ absl::Status ReadRoom(const std::string& path, const json& doc, std::string* cha
     if (rel != nullptr) {
       if (const json* reply = Object(*rel, "m.in_reply_to")) m.reply_to = Field(*reply, "event_id");
     }
-    const std::string msgtype = Field(*content, "msgtype");
-    const std::string body = Field(*content, "body");
-    if (msgtype == "m.file" || msgtype == "m.image" || msgtype == "m.audio" ||
-        msgtype == "m.video") {
-      m.text = absl::StrCat("[file: ", body, "]");
-      ++local.files_shared;
-    } else {
-      m.text = WithoutReplyFallback(body);
-    }
+    m.text = TextOf(*content, &local);
     if (m.text.empty()) {
       ++local.skipped["empty"];
       continue;
