@@ -48,13 +48,14 @@ constexpr char kUsage[] =
     "  query --channel C [--top-k N] [--s2-k N] [--asker NAME] [--since T] [--until T]\n"
     "        [--history] [--mode pipeline|bm25|dense] [--no-answer] [--trace]\n"
     "        [--options \"A: text|B: text\"] [--fresh [--fresh-timeout-ms N]] [--no-s2]\n"
-    "        [--ask] [--pack] QUESTION\n"
+    "        [--ask] [--pack] [--stream] QUESTION\n"
     "      Ask a question; prints the answer, the System 1 evidence (* = newer than\n"
     "      memory), the System 2 rows, the Writer's lag and (--trace) per-stage\n"
     "      latency, model calls and tokens. --fresh waits until the Writer has\n"
     "      derived every message first; --no-s2 leaves System 2 out; --ask lets\n"
     "      Sufficiency search once more when the evidence falls short; --pack prints\n"
-    "      the evidence pack exactly as the answerer saw it.\n"
+    "      the evidence pack exactly as the answerer saw it; --stream prints the\n"
+    "      answer as it forms (QueryStream; with --json, one event per line).\n"
     "  messages --channel C [--speaker S] [--since T] [--until T] [--limit N] [--all]\n"
     "      List a channel's messages in order (T: ISO-8601, UTC when no zone).\n"
     "  roster --channel C\n"
@@ -234,6 +235,29 @@ int CmdIngest(client::Client* c, const Args& args) {
   return rc;
 }
 
+// QueryStream: the answer printed as it forms (after "Q: ...\nA: "), or
+// with `json` every event as one line of JSON.
+absl::StatusOr<v1::QueryResponse> StreamQuery(client::Client* c, const v1::QueryRequest& req,
+                                              const std::string& question, bool json) {
+  if (!json) std::printf("Q: %s\n", question.c_str());
+  std::fflush(stdout);
+  absl::StatusOr<v1::QueryResponse> resp = c->QueryStream(req, [json](const v1::QueryEvent& e) {
+    if (json) {
+      PrintJson(e);
+      std::cout.flush();
+    } else if (e.has_evidence()) {
+      std::printf("A: ");
+    } else if (e.has_delta()) {
+      std::fwrite(e.delta().data(), 1, e.delta().size(), stdout);
+    } else if (e.has_final()) {
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+    return true;
+  });
+  return resp;
+}
+
 int CmdQuery(client::Client* c, const Args& args) {
   if (!args.Has("channel")) return Usage("query: --channel is required");
   std::string question;
@@ -279,13 +303,19 @@ int CmdQuery(client::Client* c, const Args& args) {
     req.set_mode(v1::DENSE_ONLY);
   else if (mode != "pipeline")
     return Usage("query: --mode is pipeline, bm25 or dense");
-  auto resp = args.Has("no-answer") ? c->Retrieve(req) : c->Query(req);
+  if (args.Has("stream") && args.Has("no-answer")) {
+    return Usage("query: --stream streams the answer; drop --no-answer");
+  }
+  absl::StatusOr<v1::QueryResponse> resp =
+      args.Has("stream")       ? StreamQuery(c, req, question, args.Has("json"))
+      : args.Has("no-answer") ? c->Retrieve(req)
+                              : c->Query(req);
   if (!resp.ok()) return Fail(resp.status());
   if (args.Has("json")) {
-    PrintJson(*resp);
+    if (!args.Has("stream")) PrintJson(*resp);
     return 0;
   }
-  std::printf("Q: %s\nA: %s\n", question.c_str(), resp->answer().c_str());
+  if (!args.Has("stream")) std::printf("Q: %s\nA: %s\n", question.c_str(), resp->answer().c_str());
   if (args.Has("pack")) std::printf("\n%s\n", resp->evidence_pack().c_str());
   {
     const auto& p = resp->projection();

@@ -16,7 +16,7 @@ namespace {
 
 const char* const kBoolFlags[] = {"json",         "all",     "trace",     "help",  "wait",
                                   "all-versions", "history", "no-answer", "texts", "fresh",
-                                  "pack",         "no-s2",   "ask"};
+                                  "pack",         "no-s2",   "ask",       "stream"};
 
 bool IsBoolFlag(const std::string& name) {
   for (const char* b : kBoolFlags) {

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -125,6 +126,28 @@ class GrpcClient final : public Client {
     return Call(req.channel(), req, &v1::SpeakerMem::Stub::DeleteChannel,
                 v1::DeleteChannelResponse(), 180000);
   }
+  absl::StatusOr<v1::QueryResponse> QueryStream(
+      const v1::QueryRequest& req,
+      const std::function<bool(const v1::QueryEvent&)>& on_event) override {
+    grpc::ClientContext ctx;
+    if (absl::Status p = Prepare(&ctx, req.channel(), options_.timeout_ms); !p.ok()) return p;
+    std::unique_ptr<grpc::ClientReader<v1::QueryEvent>> reader(stub_->QueryStream(&ctx, req));
+    v1::QueryEvent event;
+    std::optional<v1::QueryResponse> final_response;
+    while (reader->Read(&event)) {
+      if (event.has_final()) final_response = event.final();
+      if (on_event && !on_event(event)) {
+        ctx.TryCancel();
+        reader->Finish();
+        return absl::CancelledError("QueryStream: cancelled by the caller");
+      }
+    }
+    grpc::Status s = reader->Finish();
+    if (!s.ok()) return FromGrpc(s);
+    if (!final_response) return absl::InternalError("QueryStream: the stream ended without a final");
+    return *std::move(final_response);
+  }
+
   absl::Status ExportChannel(
       const std::string& channel,
       const std::function<absl::Status(const v1::ChannelItem&)>& on_item) override {

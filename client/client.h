@@ -63,6 +63,12 @@ class Client {
       const v1::ListChannelsRequest& req) = 0;
   virtual absl::StatusOr<v1::QueryResponse> Query(const v1::QueryRequest& req) = 0;
   virtual absl::StatusOr<v1::QueryResponse> Retrieve(const v1::QueryRequest& req) = 0;
+  // Query with the answer streamed (v1::QueryEvent): `on_event` sees the
+  // evidence, each answer delta and the final response, in order; returning
+  // false cancels the call (the server stops its model call) and this
+  // returns CANCELLED. Returns the final response.
+  virtual absl::StatusOr<v1::QueryResponse> QueryStream(
+      const v1::QueryRequest& req, const std::function<bool(const v1::QueryEvent&)>& on_event) = 0;
   // Flush with wait uses the request's timeout (plus a margin) as deadline.
   virtual absl::StatusOr<v1::FlushResponse> Flush(const v1::FlushRequest& req) = 0;
   virtual absl::StatusOr<v1::ListRecordsResponse> ListRecords(

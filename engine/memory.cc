@@ -470,6 +470,8 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
   req.rows = params.rows;
   req.answer = answer;
   req.options = params.options;
+  req.on_evidence = params.on_evidence;
+  req.on_delta = params.on_delta;
   QueryResult result;
   SM_ASSIGN_OR_RETURN(result.pipeline, pipeline_->Run(req));
   result.pipeline.freshness.waited = params.fresh;

@@ -103,6 +103,9 @@ struct QueryParams {
   uint64_t min_seq = 0;
   // The caller's deadline (retrieval::PipelineRequest::deadline).
   std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
+  // Streaming (retrieval::PipelineRequest::on_evidence and on_delta).
+  std::function<bool(const retrieval::PipelineResult&)> on_evidence = nullptr;
+  std::function<bool(absl::string_view)> on_delta = nullptr;
 };
 
 struct QueryResult {

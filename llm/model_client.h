@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "llm/config.h"
 
 namespace prometheus {
@@ -66,6 +67,13 @@ struct ChatRequest {
   // The caller's deadline; the call ends at the earlier of it and the
   // endpoint's timeout_ms.
   std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
+  // Streaming (may be empty): the reply is asked for as server-sent events
+  // (`stream: true`) and each piece of its content is passed here as it
+  // arrives; the whole reply is still returned. Returning false abandons
+  // the call (CANCELLED). An endpoint that refuses to stream (400 or 422
+  // naming it) is asked again without, and its whole content is then one
+  // piece. A call that has passed content on is never retried.
+  std::function<bool(absl::string_view)> on_text = nullptr;
 };
 
 struct ChatResponse {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "common/log.h"
 #include "llm/metrics.h"
 #include "llm/model_client.h"
+#include "llm/sse.h"
 #include "nlohmann/json.hpp"
 
 namespace speakermem::llm {
@@ -37,6 +39,26 @@ struct HttpResult {
 size_t WriteBody(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
   return size * n;
+}
+
+// A streamed reply: a 2xx body goes to the event reader as it arrives (a
+// zero return aborts the transfer when the reader's sink says stop); any
+// other body is kept whole for the error message.
+struct StreamTarget {
+  CURL* handle;
+  ChatEventStream* events;
+  std::string* body;
+};
+
+size_t WriteStream(char* data, size_t size, size_t n, void* out) {
+  auto* t = static_cast<StreamTarget*>(out);
+  long status = 0;
+  curl_easy_getinfo(t->handle, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    t->body->append(data, size * n);
+    return size * n;
+  }
+  return t->events->Feed(absl::string_view(data, size * n)) ? size * n : 0;
 }
 
 size_t ReadHeader(char* data, size_t size, size_t n, void* out) {
@@ -90,6 +112,11 @@ bool RefusesFormat(const absl::Status& s) {
          absl::StrContains(m, "schema");
 }
 
+// A refusal of `stream` or `stream_options` (400 or 422 naming it).
+bool RefusesStream(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) && absl::StrContains(absl::AsciiStrToLower(s.message()), "stream");
+}
+
 std::string Lower(absl::StatusCode code) {
   return absl::AsciiStrToLower(absl::StatusCodeToString(code));
 }
@@ -115,11 +142,17 @@ class OpenAiClient final : public ModelClient {
 
  private:
   // POSTs `body` to base_url + path with retries until the deadline.
+  // `stream` (may be null) reads a streamed reply; a call that has passed
+  // content on is not retried.
   absl::StatusOr<HttpResult> Post(const std::string& stage, const std::string& path,
                                   const std::string& body, Clock::time_point deadline,
-                                  int* attempts);
+                                  int* attempts, ChatEventStream* stream = nullptr);
   HttpResult Perform(const std::string& stage, const std::string& url, const std::string& body,
-                     Clock::time_point deadline);
+                     Clock::time_point deadline, ChatEventStream* stream);
+  // The reply of a Chat call: a streamed one from `stream`, else the JSON
+  // completion in `body`.
+  absl::Status ReadChatReply(const ChatRequest& req, const std::string& body,
+                             ChatEventStream* stream, ChatResponse* out);
   absl::StatusOr<EmbedResponse> EmbedBatch(const std::string& stage,
                                            const std::vector<std::string>& inputs,
                                            Clock::time_point deadline);
@@ -139,6 +172,8 @@ class OpenAiClient final : public ModelClient {
   // The first response_format the endpoint has not refused: 0 json_schema,
   // 1 json_object, 2 none (json_mode off starts at 2).
   std::atomic<int> format_floor_;
+  // The same for streaming: 0 stream with usage, 1 stream, 2 none.
+  std::atomic<int> stream_floor_{0};
   std::mutex pool_mu_;
   std::vector<CURL*> pool_;  // guarded by pool_mu_; idle handles keep connections
 };
@@ -175,7 +210,8 @@ int OpenAiClient::Backoff(int retry) const {
 }
 
 HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& url,
-                                 const std::string& body, Clock::time_point deadline) {
+                                 const std::string& body, Clock::time_point deadline,
+                                 ChatEventStream* stream) {
   HttpResult r;
   CURL* h = TakeHandle();
   if (h == nullptr) {
@@ -197,8 +233,14 @@ HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& ur
   curl_easy_setopt(h, CURLOPT_POST, 1L);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+  StreamTarget target{h, stream, &r.body};
+  if (stream != nullptr) {
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteStream);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &target);
+  } else {
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+  }
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, ReadHeader);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, remaining));
@@ -215,7 +257,7 @@ HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& ur
 
 absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const std::string& path,
                                               const std::string& body, Clock::time_point deadline,
-                                              int* attempts) {
+                                              int* attempts, ChatEventStream* stream) {
   const std::string url = config_.base_url + path;
   const std::string where = absl::StrCat("stage ", stage, ": ", url);
   for (int retry = 0;; ++retry) {
@@ -233,8 +275,11 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
       attempt_deadline =
           std::min(deadline, Clock::now() + std::chrono::milliseconds(config_.attempt_timeout_ms));
     }
-    HttpResult r = Perform(stage, url, body, attempt_deadline);
+    HttpResult r = Perform(stage, url, body, attempt_deadline, stream);
     slots_.Release();
+    if (stream != nullptr && r.curl == CURLE_WRITE_ERROR) {
+      return absl::CancelledError(absl::StrCat(where, ": the caller stopped the stream"));
+    }
 
     // Classify: success, final error, or retry with a reason.
     std::string reason;
@@ -278,6 +323,11 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
         default:
           return absl::FailedPreconditionError(msg);
       }
+    }
+    if (stream != nullptr && !stream->text().empty()) {
+      // Part of the reply was passed on: a retry would send it again.
+      return final_error.ok() ? absl::UnavailableError(absl::StrCat(where, ": stream cut (", reason, ")"))
+                              : final_error;
     }
     if (retry >= config_.max_retries) {
       if (final_error.ok()) {
@@ -326,13 +376,16 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
   // (RefusesFormat) is asked again one form down; the step is
   // remembered for the endpoint once a lower form succeeds (a request the
   // endpoint refuses for another reason fails the same way on every form).
+  // Streaming steps down the same way (RefusesStream) before the format.
   static constexpr const char* kFormats[] = {"json_schema", "json_object", "none"};
   json schema = req.schema.empty() ? json() : json::parse(req.schema, nullptr, false);
   const bool has_schema = schema.is_object();
   const int first = !req.json ? 2 : std::max(format_floor_.load(), has_schema ? 0 : 1);
-  int level = first;
+  const int first_stream = req.on_text ? stream_floor_.load() : 2;
+  int level = first, streaming = first_stream;
   ChatResponse out;
   absl::StatusOr<HttpResult> r;
+  std::unique_ptr<ChatEventStream> events;
   for (;;) {
     if (level == 0) {
       body["response_format"] = {
@@ -343,14 +396,30 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
     } else {
       body.erase("response_format");
     }
-    r = Post(req.stage, "/chat/completions", body.dump(), deadline, &out.attempts);
-    if (r.ok() || level == 2 || !RefusesFormat(r.status())) break;
-    LOG_WARN("endpoint refused the request with a response_format; asking with the next form")
+    body.erase("stream");
+    body.erase("stream_options");
+    if (streaming < 2) body["stream"] = true;
+    if (streaming == 0) body["stream_options"] = {{"include_usage", true}};
+    events = streaming < 2 ? std::make_unique<ChatEventStream>(req.on_text) : nullptr;
+    r = Post(req.stage, "/chat/completions", body.dump(), deadline, &out.attempts, events.get());
+    if (r.ok() || absl::IsCancelled(r.status()) || (events && !events->text().empty())) break;
+    const absl::Status& st = r.status();
+    const bool stream_refused = streaming < 2 && RefusesStream(st);
+    const bool format_refused = !stream_refused && level < 2 && RefusesFormat(st);
+    // Refused at every format while streaming: a last try without it.
+    const bool last_try = !stream_refused && !format_refused && level == 2 && streaming < 2 &&
+                          absl::IsInvalidArgument(st);
+    if (!stream_refused && !format_refused && !last_try) break;
+    LOG_WARN("endpoint refused the request; asking with the next form")
         .Str("stage", req.stage)
         .Str("base_url", config_.base_url)
-        .Str("refused", kFormats[level])
-        .Str("error", r.status().message());
-    ++level;
+        .Str("refused", format_refused ? kFormats[level] : "stream")
+        .Str("error", st.message());
+    if (format_refused) {
+      ++level;
+    } else {
+      streaming = stream_refused && streaming == 0 ? 1 : 2;
+    }
   }
   if (r.ok() && level > first) {
     int floor = format_floor_.load();
@@ -358,42 +427,63 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
     }
     if (metrics_ != nullptr) metrics_->CountFormatStepDown(req.stage, kFormats[level]);
   }
+  if (r.ok() && req.on_text && streaming > first_stream) {
+    int floor = stream_floor_.load();
+    while (floor < streaming && !stream_floor_.compare_exchange_weak(floor, streaming)) {
+    }
+  }
   out.format = kFormats[level];
-  if (!r.ok()) {
-    Finish(req.stage, start, r.status(), nullptr);
-    return r.status();
-  }
-  json reply = json::parse(r->body, nullptr, false);
-  absl::Status bad = absl::InternalError(
-      absl::StrCat("stage ", req.stage, ": reply is not a chat completion: ", Redact(r->body)));
-  if (reply.is_discarded() || !reply.is_object() || !reply.contains("choices") ||
-      !reply["choices"].is_array() || reply["choices"].empty()) {
-    Finish(req.stage, start, bad, nullptr);
-    return bad;
-  }
-  const json& choice = reply["choices"][0];
-  if (choice.contains("message") && choice["message"].is_object() &&
-      choice["message"].contains("content") && choice["message"]["content"].is_string()) {
-    out.text = choice["message"]["content"].get<std::string>();
-  } else {
-    Finish(req.stage, start, bad, nullptr);
-    return bad;
-  }
-  if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {
-    out.finish_reason = choice["finish_reason"].get<std::string>();
-  }
-  out.truncated = out.finish_reason == "length";
-  if (reply.contains("usage") && reply["usage"].is_object() &&
-      reply["usage"].value("prompt_tokens", -1) >= 0) {
-    out.usage.tokens_in = reply["usage"].value("prompt_tokens", 0);
-    out.usage.tokens_out = reply["usage"].value("completion_tokens", 0);
-  } else {
-    out.usage.tokens_in = EstimateTokens(req.system) + EstimateTokens(req.user);
-    out.usage.tokens_out = EstimateTokens(out.text);
-    out.usage.estimated = true;
-  }
-  Finish(req.stage, start, absl::OkStatus(), &out.usage, out.truncated);
+  absl::Status s = r.ok() ? ReadChatReply(req, r->body, events.get(), &out) : r.status();
+  Finish(req.stage, start, s, s.ok() ? &out.usage : nullptr, out.truncated);
+  if (!s.ok()) return s;
   return out;
+}
+
+absl::Status OpenAiClient::ReadChatReply(const ChatRequest& req, const std::string& body,
+                                         ChatEventStream* stream, ChatResponse* out) {
+  bool has_usage = false;
+  if (stream != nullptr && stream->saw_events()) {
+    out->text = stream->text();
+    out->finish_reason = stream->finish_reason();
+    has_usage = stream->has_usage();
+    out->usage = stream->usage();
+  } else {
+    // Not streamed (or the endpoint ignored `stream`): one JSON completion.
+    const std::string& text = stream != nullptr ? stream->raw() : body;
+    json reply = json::parse(text, nullptr, false);
+    absl::Status bad = absl::InternalError(
+        absl::StrCat("stage ", req.stage, ": reply is not a chat completion: ", Redact(text)));
+    if (reply.is_discarded() || !reply.is_object() || !reply.contains("choices") ||
+        !reply["choices"].is_array() || reply["choices"].empty()) {
+      return bad;
+    }
+    const json& choice = reply["choices"][0];
+    if (!choice.contains("message") || !choice["message"].is_object() ||
+        !choice["message"].contains("content") || !choice["message"]["content"].is_string()) {
+      return bad;
+    }
+    out->text = choice["message"]["content"].get<std::string>();
+    if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {
+      out->finish_reason = choice["finish_reason"].get<std::string>();
+    }
+    if (reply.contains("usage") && reply["usage"].is_object() &&
+        reply["usage"].value("prompt_tokens", -1) >= 0) {
+      out->usage.tokens_in = reply["usage"].value("prompt_tokens", 0);
+      out->usage.tokens_out = reply["usage"].value("completion_tokens", 0);
+      has_usage = true;
+    }
+    // A caller that asked for a stream gets the whole content as one piece.
+    if (req.on_text && !out->text.empty() && !req.on_text(out->text)) {
+      return absl::CancelledError(absl::StrCat("stage ", req.stage, ": the caller stopped"));
+    }
+  }
+  out->truncated = out->finish_reason == "length";
+  if (!has_usage) {
+    out->usage.tokens_in = EstimateTokens(req.system) + EstimateTokens(req.user);
+    out->usage.tokens_out = EstimateTokens(out->text);
+    out->usage.estimated = true;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<EmbedResponse> OpenAiClient::EmbedBatch(const std::string& stage,

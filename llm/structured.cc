@@ -59,9 +59,10 @@ absl::StatusOr<json> ReadReply(const std::string& text, const ReplyShape& shape,
 
 absl::StatusOr<json> ChatStructured(ModelClient* client, const ReplyShape& shape,
                                     const std::string& system, const std::string& user,
-                                    StageCall* call) {
+                                    StageCall* call, std::function<bool(absl::string_view)> on_text) {
   ChatRequest req{shape.stage, system, user, true, shape.schema};
   if (call != nullptr) req.deadline = call->deadline;
+  req.on_text = std::move(on_text);
   absl::StatusOr<ChatResponse> r = client->Chat(req);
   if (call != nullptr) ++call->model_calls;
   if (!r.ok()) return r.status();

@@ -37,9 +37,11 @@ absl::StatusOr<nlohmann::json> ReadReply(const std::string& text, const ReplySha
 
 // One chat call for `shape`: sends the schema, then reads the reply.
 // OUT_OF_RANGE for a reply cut at max_tokens; errors name the stage.
-absl::StatusOr<nlohmann::json> ChatStructured(ModelClient* client, const ReplyShape& shape,
-                                              const std::string& system, const std::string& user,
-                                              StageCall* call);
+// `on_text` (may be empty) streams the reply's raw text (ChatRequest).
+absl::StatusOr<nlohmann::json> ChatStructured(
+    ModelClient* client, const ReplyShape& shape, const std::string& system,
+    const std::string& user, StageCall* call,
+    std::function<bool(absl::string_view)> on_text = nullptr);
 
 // Lenient scalar reads: true/false, "true"/"false"/"yes"/"no" (coercion
 // "string_boolean"), 0/1 ("number_boolean").

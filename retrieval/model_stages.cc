@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "llm/metrics.h"
+#include "llm/streamed_field.h"
 #include "llm/structured.h"
 #include "nlohmann/json.hpp"
 #include "retrieval/stages.h"
@@ -352,8 +353,15 @@ class ModelAnswer final : public AnswerStage {
                         ", source ", e.speaker, ", ", When(e.timestamp_ms), ": ", e.text, "\n");
       }
     }
-    absl::StatusOr<json> j =
-        llm::ChatStructured(client_.get(), AnswerShape(), kAnswerSystem, user, call);
+    // Streaming: the reply's "answer" string, decoded as it arrives.
+    std::unique_ptr<llm::StreamedStringField> field;
+    std::function<bool(absl::string_view)> on_text;
+    if (in.on_delta) {
+      field = std::make_unique<llm::StreamedStringField>("answer", in.on_delta);
+      on_text = [&field](absl::string_view text) { return field->Feed(text); };
+    }
+    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), AnswerShape(), kAnswerSystem,
+                                                 user, call, std::move(on_text));
     if (!j.ok()) return j.status();
     AnswerOutput out;
     if (!llm::ReadString((*j)["answer"], &out.answer, call)) {

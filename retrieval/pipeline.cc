@@ -488,7 +488,17 @@ absl::Status QueryPipeline::ComposeAndAnswer(QueryState* st) {
                                          m.timestamp_ms, m.text, 0, m.seq > st->cursor});
     }
   }
+  const absl::Status gone = absl::CancelledError("the caller went away");
+  if (req.on_evidence && !req.on_evidence(out)) return gone;
+  bool streamed = false;
+  if (req.on_delta) {
+    in.on_delta = [&req, &streamed](absl::string_view piece) {
+      streamed = true;
+      return req.on_delta(piece);
+    };
+  }
   SM_ASSIGN_OR_RETURN(AnswerOutput a, stages_->answer->Answer(in, &call));
+  if (req.on_delta && !streamed && !a.answer.empty() && !req.on_delta(a.answer)) return gone;
   out.answer = std::move(a);
   Trace(&out, "answer", t, call);
   return absl::OkStatus();

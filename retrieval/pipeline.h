@@ -81,6 +81,8 @@ struct RecallParams {
   static LexicalParams DefaultLexicalParams();
 };
 
+struct PipelineResult;
+
 struct PipelineRequest {
   storage::ChannelRef channel;
   std::string question;
@@ -103,6 +105,13 @@ struct PipelineRequest {
   // The caller's deadline: past it, the pipeline stops before its next stage
   // with DEADLINE_EXCEEDED instead of working for nobody.
   std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
+  // Streaming (QueryStream; both may be empty). `on_evidence` sees the
+  // result just before the Answer stage runs (everything but the answer);
+  // `on_delta` then receives the answer text as it forms (a stage that
+  // cannot stream: its whole answer, once). Either returning false means
+  // the caller has gone: the pipeline stops with CANCELLED.
+  std::function<bool(const PipelineResult&)> on_evidence = nullptr;
+  std::function<bool(absl::string_view)> on_delta = nullptr;
 };
 
 // One owner row of System 2 evidence.

@@ -5,11 +5,13 @@
 #define SPEAKERMEM_RETRIEVAL_STAGES_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "llm/config.h"
 #include "llm/model_client.h"
 #include "storage/types.h"
@@ -144,6 +146,11 @@ struct AnswerInput {
   std::vector<std::string> options;
   // The channel's members by display name, for questions about who.
   std::vector<std::string> members;
+  // Streaming (may be empty): receives the answer text as it forms, in
+  // order; returning false means the caller has gone, and the stage stops
+  // (CANCELLED), abandoning its model call. A stage that cannot stream
+  // sends its whole answer as one piece.
+  std::function<bool(absl::string_view)> on_delta = nullptr;
 };
 
 struct AnswerOutput {

@@ -28,6 +28,7 @@ using RawServiceBase =
     S::WithRawCallbackMethod_CorrectRecord<
     S::WithRawCallbackMethod_Rederive<
     S::WithRawCallbackMethod_Retrieve<
+    S::WithRawCallbackMethod_QueryStream<
     S::WithRawCallbackMethod_ScoreWriterActions<
     S::WithRawCallbackMethod_ListTransitions<
     S::WithRawCallbackMethod_DeleteMessages<
@@ -37,7 +38,7 @@ using RawServiceBase =
     S::WithRawCallbackMethod_ExportChannel<
     S::WithRawCallbackMethod_ImportChannel<
     S::WithRawCallbackMethod_Backup<
-    S::Service>>>>>>>>>>>>>>>>>>>>>>;
+    S::Service>>>>>>>>>>>>>>>>>>>>>>>;
 // clang-format on
 
 // Inside the service class: the raw unary method `Method` decodes its

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/status_macros.h"
 #include "engine/memory.h"
 #include "eval/writer_rewards.h"
 #include "proto/layer_wire.h"
@@ -16,6 +17,7 @@
 #include "server/ingest_wire.pb.h"
 #include "server/limits.h"
 #include "server/metrics.h"
+#include "server/query_stream.h"
 #include "server/raw_service.h"
 #include "server/request_codec.h"
 #include "server/rpc_scope.h"
@@ -123,6 +125,8 @@ class Service final : public RawServiceBase {
   SM_DECODED_UNARY(DeleteChannel, v1::DeleteChannelRequest, v1::DeleteChannelResponse)
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportChannel(CallbackServerContext* ctx,
                                                             const grpc::ByteBuffer* req) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* QueryStream(CallbackServerContext* ctx,
+                                                          const grpc::ByteBuffer* req) override;
   grpc::ServerReadReactor<grpc::ByteBuffer>* ImportChannel(CallbackServerContext* ctx,
                                                            grpc::ByteBuffer* resp) override;
 
@@ -425,9 +429,10 @@ class Service final : public RawServiceBase {
     });
   }
 
-  // Shared by Query and Retrieve: defaults, caps, mode.
+  // Shared by Query, Retrieve and QueryStream (`sink`): defaults, caps, mode.
   absl::Status RunQuery(CallbackServerContext* ctx, const Principal& who,
-                        const v1::QueryRequest& req, bool answer, v1::QueryResponse* resp) {
+                        const v1::QueryRequest& req, bool answer, v1::QueryResponse* resp,
+                        QueryEventSink* sink = nullptr) {
     if (absl::Status s = CheckChannel(req.channel()); !s.ok()) return s;
     engine::QueryParams p;
     p.channel = ChannelOf(who, req.channel());
@@ -456,6 +461,16 @@ class Service final : public RawServiceBase {
         p.mode = retrieval::RecallMode::kHybrid;
     }
     ApplyQueryFlags(req, ctx->deadline(), &p);
+    if (sink != nullptr) {
+      p.on_evidence = [&](const retrieval::PipelineResult& so_far) {
+        engine::QueryResult partial;
+        partial.pipeline = so_far;
+        v1::QueryResponse evidence;
+        ToProto(partial, req.channel(), req.question(), &evidence);
+        return sink->Evidence(evidence);
+      };
+      p.on_delta = [sink](absl::string_view text) { return sink->Delta(text); };
+    }
     std::unique_ptr<Limiter::QuerySlot> slot;
     if (absl::Status s = limiter_->AcquireQuery(&slot); !s.ok()) return s;
     if (query_models_ && (p.stages || answer)) {
@@ -577,6 +592,22 @@ TransferContext Service::Transfer() {
   t.limiter = limiter_;
   t.metrics = metrics_;
   return t;
+}
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* Service::QueryStream(CallbackServerContext* ctx,
+                                                                 const grpc::ByteBuffer* req) {
+  return NewQueryStreamReactor(
+      ctx, *req, metrics_,
+      [this](CallbackServerContext* c, const v1::QueryRequest& q,
+             QueryEventSink* sink) -> absl::Status {
+        absl::StatusOr<Principal> who = Authenticate(c, Access::kTenant);
+        if (!who.ok()) return who.status();
+        if (absl::Status s = CheckReady(); !s.ok()) return s;
+        v1::QueryResponse resp;
+        SM_RETURN_IF_ERROR(RunQuery(c, *who, q, /*answer=*/true, &resp, sink));
+        sink->Final(resp);
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* Service::ExportChannel(CallbackServerContext* ctx,
