@@ -306,10 +306,10 @@ int CmdQuery(client::Client* c, const Args& args) {
   if (args.Has("stream") && args.Has("no-answer")) {
     return Usage("query: --stream streams the answer; drop --no-answer");
   }
-  absl::StatusOr<v1::QueryResponse> resp =
-      args.Has("stream")       ? StreamQuery(c, req, question, args.Has("json"))
-      : args.Has("no-answer") ? c->Retrieve(req)
-                              : c->Query(req);
+  absl::StatusOr<v1::QueryResponse> resp = args.Has("stream")
+                                               ? StreamQuery(c, req, question, args.Has("json"))
+                                           : args.Has("no-answer") ? c->Retrieve(req)
+                                                                   : c->Query(req);
   if (!resp.ok()) return Fail(resp.status());
   if (args.Has("json")) {
     if (!args.Has("stream")) PrintJson(*resp);

@@ -144,7 +144,8 @@ class GrpcClient final : public Client {
     }
     grpc::Status s = reader->Finish();
     if (!s.ok()) return FromGrpc(s);
-    if (!final_response) return absl::InternalError("QueryStream: the stream ended without a final");
+    if (!final_response)
+      return absl::InternalError("QueryStream: the stream ended without a final");
     return *std::move(final_response);
   }
 

@@ -114,7 +114,8 @@ bool RefusesFormat(const absl::Status& s) {
 
 // A refusal of `stream` or `stream_options` (400 or 422 naming it).
 bool RefusesStream(const absl::Status& s) {
-  return absl::IsInvalidArgument(s) && absl::StrContains(absl::AsciiStrToLower(s.message()), "stream");
+  return absl::IsInvalidArgument(s) &&
+         absl::StrContains(absl::AsciiStrToLower(s.message()), "stream");
 }
 
 std::string Lower(absl::StatusCode code) {
@@ -326,8 +327,9 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     }
     if (stream != nullptr && !stream->text().empty()) {
       // Part of the reply was passed on: a retry would send it again.
-      return final_error.ok() ? absl::UnavailableError(absl::StrCat(where, ": stream cut (", reason, ")"))
-                              : final_error;
+      return final_error.ok()
+                 ? absl::UnavailableError(absl::StrCat(where, ": stream cut (", reason, ")"))
+                 : final_error;
     }
     if (retry >= config_.max_retries) {
       if (final_error.ok()) {

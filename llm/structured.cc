@@ -59,7 +59,8 @@ absl::StatusOr<json> ReadReply(const std::string& text, const ReplyShape& shape,
 
 absl::StatusOr<json> ChatStructured(ModelClient* client, const ReplyShape& shape,
                                     const std::string& system, const std::string& user,
-                                    StageCall* call, std::function<bool(absl::string_view)> on_text) {
+                                    StageCall* call,
+                                    std::function<bool(absl::string_view)> on_text) {
   ChatRequest req{shape.stage, system, user, true, shape.schema};
   if (call != nullptr) req.deadline = call->deadline;
   req.on_text = std::move(on_text);

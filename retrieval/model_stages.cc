@@ -360,8 +360,8 @@ class ModelAnswer final : public AnswerStage {
       field = std::make_unique<llm::StreamedStringField>("answer", in.on_delta);
       on_text = [&field](absl::string_view text) { return field->Feed(text); };
     }
-    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), AnswerShape(), kAnswerSystem,
-                                                 user, call, std::move(on_text));
+    absl::StatusOr<json> j = llm::ChatStructured(client_.get(), AnswerShape(), kAnswerSystem, user,
+                                                 call, std::move(on_text));
     if (!j.ok()) return j.status();
     AnswerOutput out;
     if (!llm::ReadString((*j)["answer"], &out.answer, call)) {
@@ -423,7 +423,8 @@ class ModelEmbed final : public EmbedStage {
 // ---------------------------------------------------------------- Fallbacks
 
 // Runs `primary`; when it fails, logs, counts and notes the failure and
-// returns `fallback()` instead.
+// returns `fallback()` instead. A call the caller cancelled (a streamed
+// answer nobody reads any more) is not a failure: it stays cancelled.
 template <typename Out, typename Primary, typename Fallback>
 absl::StatusOr<Out> WithFallback(const char* stage, llm::LlmMetrics* metrics, StageCall* call,
                                  Primary&& primary, Fallback&& fallback) {
@@ -431,7 +432,7 @@ absl::StatusOr<Out> WithFallback(const char* stage, llm::LlmMetrics* metrics, St
   if (metrics != nullptr && call != nullptr) {
     for (const auto& kind : call->coercions) metrics->CountCoercion(stage, kind);
   }
-  if (r.ok()) return r;
+  if (r.ok() || absl::IsCancelled(r.status())) return r;
   LOG_WARN("stage fell back to its default").Str("stage", stage).Str("error", r.status().message());
   if (metrics != nullptr) metrics->CountFallback(stage);
   if (call != nullptr) {

@@ -224,6 +224,19 @@ void FakeModelServer::Serve(int fd) {
       close(fd);
       return;
     }
+    json asked = json::parse(req.body, nullptr, false);
+    if (reply.status == 200 && !reply.ignore_stream && asked.is_object() &&
+        asked.value("stream", false)) {
+      const bool usage = asked.contains("stream_options") && asked["stream_options"].is_object() &&
+                         asked["stream_options"].value("include_usage", false);
+      if (SendStream(fd, reply, usage)) {
+        ++streams_done_;
+      } else {
+        ++streams_cut_;
+      }
+      close(fd);  // the stream ends with the connection
+      return;
+    }
     std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + Reason(reply.status) +
                       "\r\nContent-Type: application/json\r\nContent-Length: " +
                       std::to_string(reply.body.size()) + "\r\n";
@@ -235,6 +248,55 @@ void FakeModelServer::Serve(int fd) {
     }
   }
   close(fd);
+}
+
+bool FakeModelServer::SendStream(int fd, const FakeReply& reply, bool include_usage) {
+  json body = json::parse(reply.body, nullptr, false);
+  std::string content, finish = "stop";
+  if (body.is_object() && body.contains("choices") && body["choices"].is_array() &&
+      !body["choices"].empty()) {
+    const json& c = body["choices"][0];
+    if (c.contains("message") && c["message"].is_object()) {
+      content = c["message"].value("content", "");
+    }
+    if (c.contains("finish_reason") && c["finish_reason"].is_string()) {
+      finish = c["finish_reason"].get<std::string>();
+    }
+  }
+  auto chunk = [](const json& delta, const json& finish_reason) {
+    return json{{"id", "chatcmpl-fake"},
+                {"object", "chat.completion.chunk"},
+                {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish_reason}}}}};
+  };
+  std::vector<std::string> events = {chunk({{"role", "assistant"}}, nullptr).dump()};
+  const size_t piece = std::max<size_t>(1, reply.stream_piece);
+  for (size_t at = 0; at < content.size();) {
+    size_t end = std::min(content.size(), at + piece);
+    while (end < content.size() && (static_cast<unsigned char>(content[end]) & 0xC0) == 0x80) ++end;
+    events.push_back(chunk({{"content", content.substr(at, end - at)}}, nullptr).dump());
+    at = end;
+  }
+  events.push_back(chunk(json::object(), finish).dump());
+  if (include_usage && body.is_object() && body.contains("usage")) {
+    events.push_back(json{
+        {"id", "chatcmpl-fake"},
+        {"object", "chat.completion.chunk"},
+        {"choices", json::array()},
+        {"usage",
+         body["usage"]}}.dump());
+  }
+  events.push_back("[DONE]");
+  if (!SendAll(fd,
+               "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")) {
+    return false;
+  }
+  for (const auto& e : events) {
+    if (reply.stream_delay_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(reply.stream_delay_ms));
+    }
+    if (!SendAll(fd, "data: " + e + "\n\n")) return false;
+  }
+  return true;
 }
 
 std::string FakeModelServer::ChatBody(const std::string& content, const std::string& finish_reason,

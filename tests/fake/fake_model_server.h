@@ -24,6 +24,14 @@ struct FakeReply {
   std::vector<std::pair<std::string, std::string>> headers;
   int delay_ms = 0;   // before answering
   bool drop = false;  // close the connection without answering
+  // A request with "stream": true gets a 200 chat completion as server-sent
+  // events: its content in pieces of `stream_piece` bytes (never inside a
+  // UTF-8 sequence), `stream_delay_ms` apart, then the finish reason, the
+  // usage when asked for (stream_options.include_usage) and [DONE].
+  // `ignore_stream` answers such a request with the plain JSON body.
+  int stream_delay_ms = 0;
+  size_t stream_piece = 8;
+  bool ignore_stream = false;
 };
 
 struct FakeRequest {
@@ -59,6 +67,10 @@ class FakeModelServer {
   int max_in_flight() const { return max_in_flight_.load(); }
   // Requests being handled right now (received, reply not yet sent).
   int in_flight() const { return in_flight_.load(); }
+  // Streamed replies the client stopped reading before the end.
+  int streams_cut() const { return streams_cut_.load(); }
+  // Streamed replies sent to the end.
+  int streams_done() const { return streams_done_.load(); }
   void Reset();
 
   // Body of a chat completion whose message content is `content`.
@@ -69,6 +81,8 @@ class FakeModelServer {
  private:
   void AcceptLoop();
   void Serve(int fd);
+  // Sends `reply` as server-sent events; false when the client went away.
+  bool SendStream(int fd, const FakeReply& reply, bool include_usage);
   FakeReply Dispatch(const FakeRequest& req);
 
   int listen_fd_ = -1;
@@ -77,6 +91,8 @@ class FakeModelServer {
   std::thread acceptor_;
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
+  std::atomic<int> streams_cut_{0};
+  std::atomic<int> streams_done_{0};
 
   mutable std::mutex mu_;
   std::vector<std::thread> workers_;                      // guarded by mu_

@@ -6,6 +6,9 @@ idiomatic wrapper.
     mem.ingest([{"speaker": "Alice", "text": "I booked Lisbon", "timestamp_ms": 1700000000000}])
     result = mem.query("Which venue did Alice book?")
     print(result.answer, [e.text for e in result.evidence])
+    for event in mem.query_stream("Which venue did Alice book?"):
+        if event.kind == "delta":
+            print(event.text, end="", flush=True)
 
 Works with Debian's python3-grpcio and python3-protobuf. `speakermem_pb2`
 is generated from proto/speakermem/v1/speakermem.proto
@@ -22,6 +25,7 @@ from .client import (  # noqa: F401
     Record,
     Row,
     SpeakerMemError,
+    StreamEvent,
     Stub,
 )
 from . import speakermem_pb2 as pb  # noqa: F401

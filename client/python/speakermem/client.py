@@ -112,6 +112,18 @@ class QueryResult:
     trace: List[Dict[str, Any]]
     # newest_seq, derived_through_seq, lag_messages, lag_ms, waited
     freshness: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The evidence pack exactly as the answerer saw it.
+    evidence_pack: str = ""
+
+
+@dataclasses.dataclass
+class StreamEvent:
+    """One event of Memory.query_stream: kind "evidence" (result: the
+    evidence, no answer yet), "delta" (text: a piece of the answer) or
+    "final" (text: the answer; result: the complete QueryResult)."""
+    kind: str
+    text: str = ""
+    result: Optional[QueryResult] = None
 
 
 @dataclasses.dataclass
@@ -125,6 +137,22 @@ class DeletionCounts:
 
 def _evidence(m, score: float = 0.0, why: str = "", newer: bool = False) -> Evidence:
     return Evidence(m.message_id, m.seq, m.speaker, m.text, m.timestamp_ms, score, why, newer)
+
+
+def _result(r) -> QueryResult:
+    rows = [Row(row.row, [_record(x) for x in row.records], [_record(x) for x in row.sourced],
+                _evidence(row.fallback) if row.fallback.message_id else None, row.empty)
+            for row in r.rows]
+    trace = [{"stage": t.stage, "latency_ms": t.latency_ms, "model_calls": t.model_calls,
+              "tokens_in": t.tokens_in, "tokens_out": t.tokens_out, "note": t.note}
+             for t in r.trace]
+    f = r.freshness
+    freshness = {"newest_seq": f.newest_seq, "derived_through_seq": f.derived_through_seq,
+                 "lag_messages": f.lag_messages, "lag_ms": f.lag_ms, "waited": f.waited}
+    return QueryResult(r.answer, r.abstained,
+                       [_evidence(e.message, e.score, e.why, e.newer_than_memory)
+                        for e in r.evidence],
+                       rows, list(r.cited_ids), trace, freshness, r.evidence_pack)
 
 
 def _record(r) -> Record:
@@ -246,14 +274,9 @@ class Memory:
 
     # -- queries -------------------------------------------------------------
 
-    def query(self, question: str, channel: Optional[str] = None, *, asker: str = "",
-              top_k: int = 0, s2_k: int = 0, options: Sequence[str] = (),
-              answer: bool = True, fresh: bool = False,
-              fresh_timeout_ms: int = 0) -> QueryResult:
-        """Answers `question` from the channel's memory (answer=False:
-        evidence only, the Retrieve RPC). fresh=True waits for the Writer to
-        derive every stored message first (DEADLINE_EXCEEDED past
-        fresh_timeout_ms)."""
+    def _query_request(self, question: str, channel: Optional[str], *, asker: str = "",
+                       top_k: int = 0, s2_k: int = 0, options: Sequence[str] = (),
+                       fresh: bool = False, fresh_timeout_ms: int = 0):
         ch = self._ch(channel)
         req = pb.QueryRequest(channel=ch, question=question, asker=asker, options=list(options),
                               fresh=fresh, fresh_timeout_ms=fresh_timeout_ms)
@@ -261,20 +284,44 @@ class Memory:
             req.budgets.s1_top_k = top_k
         if s2_k:
             req.budgets.s2_k = s2_k
-        r = self._call("Query" if answer else "Retrieve", req, ch)
-        rows = [Row(row.row, [_record(x) for x in row.records], [_record(x) for x in row.sourced],
-                    _evidence(row.fallback) if row.fallback.message_id else None, row.empty)
-                for row in r.rows]
-        trace = [{"stage": t.stage, "latency_ms": t.latency_ms, "model_calls": t.model_calls,
-                  "tokens_in": t.tokens_in, "tokens_out": t.tokens_out, "note": t.note}
-                 for t in r.trace]
-        f = r.freshness
-        freshness = {"newest_seq": f.newest_seq, "derived_through_seq": f.derived_through_seq,
-                     "lag_messages": f.lag_messages, "lag_ms": f.lag_ms, "waited": f.waited}
-        return QueryResult(r.answer, r.abstained,
-                           [_evidence(e.message, e.score, e.why, e.newer_than_memory)
-                            for e in r.evidence],
-                           rows, list(r.cited_ids), trace, freshness)
+        return ch, req
+
+    def query(self, question: str, channel: Optional[str] = None, *, answer: bool = True,
+              **kw) -> QueryResult:
+        """Answers `question` from the channel's memory (answer=False:
+        evidence only, the Retrieve RPC). Keywords: asker, top_k, s2_k,
+        options (multiple choice, "A: text"), fresh=True waits for the
+        Writer to derive every stored message first (DEADLINE_EXCEEDED past
+        fresh_timeout_ms)."""
+        ch, req = self._query_request(question, channel, **kw)
+        return _result(self._call("Query" if answer else "Retrieve", req, ch))
+
+    def query_stream(self, question: str, channel: Optional[str] = None,
+                     **kw) -> Iterator[StreamEvent]:
+        """The QueryStream RPC as an iterator: one StreamEvent("evidence")
+        (the result so far, no answer yet), StreamEvent("delta") pieces of
+        the answer as the answerer writes them, then StreamEvent("final")
+        with the complete result (its answer is authoritative). Stopping the
+        iteration (break, close()) cancels the call and the server's model
+        call. Same keywords as query()."""
+        ch, req = self._query_request(question, channel, **kw)
+        try:
+            call = self.stub.QueryStream(req, metadata=self._metadata(ch), timeout=self._timeout)
+        except grpc.RpcError as e:
+            raise SpeakerMemError(e.code(), e.details() or "") from None
+        try:
+            for event in call:
+                kind = event.WhichOneof("event")
+                if kind == "delta":
+                    yield StreamEvent("delta", text=event.delta)
+                elif kind == "evidence":
+                    yield StreamEvent("evidence", result=_result(event.evidence))
+                elif kind == "final":
+                    yield StreamEvent("final", text=event.final.answer, result=_result(event.final))
+        except grpc.RpcError as e:  # converted here as in _call
+            raise SpeakerMemError(e.code(), e.details() or "") from None
+        finally:
+            call.cancel()  # a no-op once the call has ended
 
     def retrieve(self, question: str, channel: Optional[str] = None, **kw) -> QueryResult:
         return self.query(question, channel, answer=False, **kw)

@@ -70,6 +70,19 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(res.freshness["newest_seq"], 30)
         self.assertFalse(any(e.newer_than_memory for e in res.evidence))
         self.assertTrue(self.mem.query("Where is the offsite venue?", fresh=True).freshness["waited"])
+        events = list(self.mem.query_stream("Where is the offsite venue?"))
+        kinds = [e.kind for e in events]
+        self.assertEqual(kinds[0], "evidence")
+        self.assertEqual(kinds[-1], "final")
+        self.assertIn("delta", kinds)
+        self.assertEqual(events[0].result.answer, "")
+        self.assertTrue(events[0].result.evidence_pack)
+        final = events[-1].result
+        self.assertEqual("".join(e.text for e in events if e.kind == "delta"), final.answer)
+        self.assertEqual(final.answer, res.answer)
+        stream = self.mem.query_stream("Where is the offsite venue?")
+        self.assertEqual(next(stream).kind, "evidence")
+        stream.close()  # stops reading: the call is cancelled, nothing raised
         ev = self.mem.retrieve("budget", top_k=3)
         self.assertEqual(ev.answer, "")
         self.assertLessEqual(len(ev.evidence), 3)
@@ -91,6 +104,9 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(SpeakerMemError) as missing:
             self.mem.query("anything", channel="no-such-channel")
         self.assertEqual(missing.exception.code, grpc.StatusCode.NOT_FOUND)
+        with self.assertRaises(SpeakerMemError) as streamed:
+            list(self.mem.query_stream("anything", channel="no-such-channel"))
+        self.assertEqual(streamed.exception.code, grpc.StatusCode.NOT_FOUND)
         with self.assertRaises(ValueError):
             Memory(self.server.addr).query("no channel")
 
