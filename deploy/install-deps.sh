@@ -32,6 +32,11 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+# The Node client's tests need node and npm (any recent ones: a machine may
+# have them from elsewhere, e.g. NodeSource; Debian's otherwise).
+if [ -z "${1:-}" ] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
