@@ -138,6 +138,16 @@ test('the example bot relay stores the feed and answers its /ask lines', async (
   assert.deepEqual(stored, ['m1', 'm2', 'm3', 'm4']); // questions are not stored
 });
 
+test('the TypeScript declarations compile against an application (tsc --strict)', async () => {
+  const tsc = path.join(__dirname, '..', 'node_modules', 'typescript', 'bin', 'tsc');
+  const run = spawn(process.execPath, [tsc, '--noEmit', '--strict', '--target', 'es2022',
+    '--module', 'commonjs', '--moduleResolution', 'node', path.join(__dirname, 'types_check.ts')]);
+  let out = '';
+  run.stdout.on('data', (d) => { out += d; });
+  run.stderr.on('data', (d) => { out += d; });
+  assert.equal(await new Promise((r) => run.once('exit', r)), 0, out);
+});
+
 test('errors carry gRPC codes; the routing header is encoded as the C++ client does', async () => {
   await assert.rejects(mem.ingest([{ speaker: 'ALL', text: 'x', timestampMs: 1 }]),
     (e) => e instanceof SpeakerMemError && e.code === status.INVALID_ARGUMENT &&
