@@ -445,6 +445,13 @@ absl::Status OpenAiClient::ReadChatReply(const ChatRequest& req, const std::stri
                                          ChatEventStream* stream, ChatResponse* out) {
   bool has_usage = false;
   if (stream != nullptr && stream->saw_events()) {
+    if (!stream->done() && stream->finish_reason().empty()) {
+      // The connection closed before the reply's end (no finish_reason,
+      // no [DONE]): what came is not the whole answer.
+      return absl::UnavailableError(absl::StrCat("stage ", req.stage,
+                                                 ": the stream ended early, after ",
+                                                 stream->text().size(), " bytes of content"));
+    }
     out->text = stream->text();
     out->finish_reason = stream->finish_reason();
     has_usage = stream->has_usage();

@@ -497,10 +497,33 @@ class FallbackAnswer final : public AnswerStage {
  public:
   FallbackAnswer(std::unique_ptr<AnswerStage> p, llm::LlmMetrics* m)
       : primary_(std::move(p)), offline_(NewOfflineAnswer()), metrics_(m) {}
+  // A streamed answer the model failed after part of it went out is not
+  // replaced by another answer: the call ends with the model's error.
   absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
-    return WithFallback<AnswerOutput>(
-        "answer", metrics_, call, [&] { return primary_->Answer(in, call); },
-        [&] { return offline_->Answer(in, nullptr); });
+    bool passed_on = false;
+    AnswerInput streamed = in;
+    if (in.on_delta) {
+      streamed.on_delta = [&in, &passed_on](absl::string_view piece) {
+        passed_on = true;
+        return in.on_delta(piece);
+      };
+    }
+    absl::StatusOr<AnswerOutput> partial;
+    absl::StatusOr<AnswerOutput> r = WithFallback<AnswerOutput>(
+        "answer", metrics_, call,
+        [&] {
+          partial = primary_->Answer(streamed, call);
+          return partial;
+        },
+        [&]() -> absl::StatusOr<AnswerOutput> {
+          if (passed_on) {
+            return absl::Status(
+                partial.status().code(),
+                absl::StrCat("the answer stream broke off: ", partial.status().message()));
+          }
+          return offline_->Answer(in, nullptr);
+        });
+    return r;
   }
 
  private:

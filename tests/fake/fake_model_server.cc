@@ -290,7 +290,9 @@ bool FakeModelServer::SendStream(int fd, const FakeReply& reply, bool include_us
                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")) {
     return false;
   }
+  int sent = 0;
   for (const auto& e : events) {
+    if (reply.stream_cut_after > 0 && sent++ == reply.stream_cut_after) return true;
     if (reply.stream_delay_ms > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(reply.stream_delay_ms));
     }

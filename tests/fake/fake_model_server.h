@@ -32,6 +32,8 @@ struct FakeReply {
   int stream_delay_ms = 0;
   size_t stream_piece = 8;
   bool ignore_stream = false;
+  // Closes the connection after this many events (0: sends them all).
+  int stream_cut_after = 0;
 };
 
 struct FakeRequest {

@@ -176,6 +176,36 @@ TEST_CASE("cancelling a QueryStream stops the model's stream", "[stream][model]"
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
 }
 
+TEST_CASE("a model failing mid-stream ends the call with its status after the evidence",
+          "[stream][model]") {
+  ModelAnswered m;
+  FakeReply cut = m.Reply(5, 10);
+  // The role event and eight 5-byte pieces ({"abstain":false,"answer":"The
+  // offsite m), then the connection closes.
+  cut.stream_cut_after = 9;
+  m.fake.Enqueue("answer", cut);
+  Events ev;
+  auto r = Stream(m.ts->client(), Question(), &ev);
+  CHECK(r.status().code() == absl::StatusCode::kUnavailable);
+  CHECK(r.status().message().find("broke off") != std::string::npos);
+  CHECK(r.status().message().find("ended early") != std::string::npos);
+  REQUIRE_FALSE(ev.kinds.empty());
+  CHECK(ev.kinds.front() == "evidence");
+  CHECK(ev.kinds.back() == "delta");  // no final
+  CHECK(ev.joined() == "The offsite m");
+
+  // A model failing before any text went out: the offline answer, as Query.
+  m.fake.Enqueue("answer", FakeReply{500, "{}"});
+  Events fell;
+  auto f = Stream(m.ts->client(), Question(), &fell);
+  REQUIRE_OK(f);
+  CHECK(fell.deltas.size() == 1);
+  CHECK(fell.joined() == f->answer());
+  bool noted = false;
+  for (const auto& t : f->trace()) noted = noted || t.note().rfind("fallback:", 0) == 0;
+  CHECK(noted);
+}
+
 TEST_CASE("an endpoint that refuses or ignores streaming still answers the stream",
           "[stream][model]") {
   ModelAnswered m;
