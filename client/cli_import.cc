@@ -34,13 +34,15 @@ int CmdImport(client::Client* c, const Args& args) {
   ExportUploader upload(c, so, args.Get("channel-prefix"));
   datasets::ExportStats stats;
   const auto start = std::chrono::steady_clock::now();
-  auto progress = [&](size_t done, size_t total) {
+  auto progress = [&](uint64_t done, uint64_t total) {
     if (!tty) return;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double eta =
-        done > 0 ? secs * static_cast<double>(total - done) / static_cast<double>(done) : 0;
-    std::fprintf(stderr, "\r%zu/%zu files  %zu messages  %.0f msg/s  ETA %.0fs ", done, total,
-                 stats.messages, secs > 0 ? stats.messages / secs : 0.0, eta);
+    double eta = done > 0 && total >= done
+                     ? secs * static_cast<double>(total - done) / static_cast<double>(done)
+                     : 0;
+    std::fprintf(stderr, "\r%.1f/%.1f MB  %zu files  %zu messages  %.0f msg/s  ETA %.0fs ",
+                 done / 1e6, total / 1e6, stats.files, stats.messages,
+                 secs > 0 ? stats.messages / secs : 0.0, eta);
     std::fflush(stderr);
   };
   for (size_t i = 1; i < args.positional.size(); ++i) {

@@ -60,6 +60,12 @@ absl::StatusOr<std::vector<std::string>> JsonFiles(const std::string& path) {
   return files;
 }
 
+uint64_t FileSize(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<uint64_t>(size);
+}
+
 const std::string& SessionCutter::Of(const storage::Message& m) {
   if (session_.empty() || m.timestamp_ms - last_ms_ > gap_ms_) session_ = "s" + m.message_id;
   last_ms_ = std::max(last_ms_, m.timestamp_ms);
@@ -74,7 +80,6 @@ absl::Status Deliver(const std::string& channel, const std::string& file,
                      return a.timestamp_ms < b.timestamp_ms;
                    });
   for (auto& m : messages) m.session = sessions->Of(m);
-  ++stats->files;
   stats->messages += messages.size();
   if (messages.empty()) return absl::OkStatus();
   return sink(ExportBatch{channel, file, std::move(messages)});
@@ -92,14 +97,20 @@ absl::Status ReadFilePerChannel(const std::string& path, const ExportOptions& op
                                 ExportStats* stats, const ExportProgress& progress) {
   SM_ASSIGN_OR_RETURN(std::vector<std::string> files, JsonFiles(path));
   std::map<std::string, SessionCutter> sessions;
-  for (size_t f = 0; f < files.size(); ++f) {
-    SM_ASSIGN_OR_RETURN(nlohmann::json doc, ReadJson(files[f]));
-    std::string channel;
-    std::vector<storage::Message> msgs;
-    SM_RETURN_IF_ERROR(read(files[f], doc, &channel, &msgs, stats));
-    auto cut = sessions.try_emplace(channel, options.session_gap_ms).first;
-    SM_RETURN_IF_ERROR(Deliver(channel, files[f], std::move(msgs), &cut->second, sink, stats));
-    if (progress) progress(f + 1, files.size());
+  uint64_t total = 0, done = 0;
+  for (const auto& f : files) total += FileSize(f);
+  for (const std::string& file : files) {
+    BatchFn deliver = [&](const std::string& channel, std::vector<storage::Message> batch,
+                          uint64_t read) {
+      auto cut = sessions.try_emplace(channel, options.session_gap_ms).first;
+      SM_RETURN_IF_ERROR(Deliver(channel, file, std::move(batch), &cut->second, sink, stats));
+      if (progress) progress(done + read, total);
+      return absl::OkStatus();
+    };
+    SM_RETURN_IF_ERROR(read(file, deliver, stats));
+    ++stats->files;
+    done += FileSize(file);
+    if (progress) progress(done, total);
   }
   return absl::OkStatus();
 }

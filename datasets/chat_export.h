@@ -43,8 +43,9 @@ struct ExportBatch {
 };
 
 using ExportSink = std::function<absl::Status(ExportBatch)>;
-// (files done, files in all), after each file.
-using ExportProgress = std::function<void(size_t, size_t)>;
+// (bytes of the export read, bytes in all), after each file and each
+// batch of a streamed one.
+using ExportProgress = std::function<void(uint64_t, uint64_t)>;
 
 // The export formats: "slack", "discord", "telegram", "matrix".
 bool IsExportFormat(absl::string_view format);

@@ -27,6 +27,9 @@ std::string Field(const nlohmann::json& j, const char* key);
 // j[key] as text: a string as is, a number written out, else "".
 std::string IdField(const nlohmann::json& j, const char* key);
 
+// The file's size in bytes (0 when unknown).
+uint64_t FileSize(const std::string& path);
+
 // `path` itself when it is a file, else the folder's *.json files in name
 // order; NOT_FOUND when it is neither.
 absl::StatusOr<std::vector<std::string>> JsonFiles(const std::string& path);
@@ -44,22 +47,28 @@ class SessionCutter {
   std::string session_;
 };
 
-// Sorts by time (stably), cuts sessions, counts and delivers one file's
-// messages of `channel`.
+// Sorts by time (stably), cuts sessions, counts and delivers messages of
+// `channel` read from `file` (a whole file, or one batch of a streamed one).
 absl::Status Deliver(const std::string& channel, const std::string& file,
                      std::vector<storage::Message> messages, SessionCutter* sessions,
                      const ExportSink& sink, ExportStats* stats);
 
+// Streamed single-file exports deliver their messages in batches of this
+// many (exporters write them in time order; each batch is sorted).
+constexpr size_t kStreamBatch = 10000;
+
 // Adds a file's counts (local) to the export's.
 void Merge(const ExportStats& local, ExportStats* into);
 
-// Formats with one channel per export file (Discord, Matrix): `read` parses
-// one file into its channel's name and messages; the files are read in
-// name order, a channel split over several files keeps one session
-// sequence.
-using ChannelFileReader = std::function<absl::Status(
-    const std::string& path, const nlohmann::json& doc, std::string* channel,
-    std::vector<storage::Message>* messages, ExportStats* stats)>;
+// Formats with one channel per export file (Discord, Matrix): `read`
+// streams one file, handing its channel's messages to `deliver` in batches;
+// the files are read in name order, a channel split over several files
+// keeps one session sequence.
+// `read` is how far into the file the batch ends (progress).
+using BatchFn = std::function<absl::Status(const std::string& channel,
+                                           std::vector<storage::Message> batch, uint64_t read)>;
+using ChannelFileReader = std::function<absl::Status(const std::string& path,
+                                                     const BatchFn& deliver, ExportStats* stats)>;
 absl::Status ReadFilePerChannel(const std::string& path, const ExportOptions& options,
                                 const ChannelFileReader& read, const ExportSink& sink,
                                 ExportStats* stats, const ExportProgress& progress);

@@ -196,14 +196,18 @@ absl::Status ReadSlackExport(const std::string& dir, const ExportOptions& option
   }
   if (ec) return absl::InternalError(absl::StrCat(dir, ": ", ec.message()));
   std::sort(channels.begin(), channels.end());
-  size_t total = 0, done = 0;
-  for (const auto& [name, days] : channels) total += days.size();
+  uint64_t total = 0, done = 0;
+  for (const auto& [name, days] : channels) {
+    for (const auto& day : days) total += export_internal::FileSize(day.string());
+  }
   for (const auto& [name, days] : channels) {
     SessionCutter sessions(options.session_gap_ms);
     for (const auto& day : days) {
       SM_ASSIGN_OR_RETURN(std::vector<storage::Message> msgs, ReadDay(day, users, stats));
       SM_RETURN_IF_ERROR(Deliver(name, day.string(), std::move(msgs), &sessions, sink, stats));
-      if (progress) progress(++done, total);
+      ++stats->files;
+      done += export_internal::FileSize(day.string());
+      if (progress) progress(done, total);
     }
   }
   return absl::OkStatus();
