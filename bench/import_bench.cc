@@ -3,10 +3,15 @@
 // export reader alone, then imported through gRPC into a server in this
 // process as `speakermem ingest --format slack` does. The same messages as
 // one JSONL file, loaded whole by the JSONL loader, are the same-run
-// baseline. Peak resident memory is measured per phase (the kernel's peak
-// is reset before each).
+// baseline. Then the single-file formats: the same number of messages as
+// one Discord channel file, one Telegram result.json (in --channels chats)
+// and one Matrix room file, each read by its streaming reader beside
+// parsing the same file whole (what a reader holding the export would
+// need). Peak resident memory is measured per phase (the kernel's peak is
+// reset before each).
 //
 //   build/bench/import_bench [--messages N] [--channels C] [--per-file M]
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +23,7 @@
 #include "bench/bench_util.h"
 #include "client/client.h"
 #include "client/export_upload.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "datasets/chat_export.h"
 #include "datasets/datasets.h"
@@ -126,6 +132,124 @@ bool ImportThroughGrpc(const Options& opt, const std::string& dir, const std::st
   return true;
 }
 
+// One message of a single-file export, as its exporter writes it.
+std::string DiscordMessage(size_t i, int64_t ms, int user, const std::string& text) {
+  nlohmann::json m = {{"id", absl::StrCat(1000000 + i)},
+                      {"type", i % 10 == 3 ? "Reply" : "Default"},
+                      {"timestamp", FormatIsoUtc(ms)},
+                      {"author",
+                       {{"id", absl::StrCat(500 + user)},
+                        {"name", absl::StrCat("user", user)},
+                        {"nickname", absl::StrCat("Person ", user)},
+                        {"isBot", false}}},
+                      {"content", text},
+                      {"attachments", nlohmann::json::array()}};
+  if (i % 10 == 3) m["reference"] = {{"messageId", absl::StrCat(1000000 + i - 1)}};
+  return m.dump();
+}
+
+std::string TelegramMessage(size_t i, int64_t ms, int user, const std::string& text) {
+  nlohmann::json m = {{"id", i + 1},
+                      {"type", "message"},
+                      {"date", FormatIsoUtc(ms).substr(0, 19)},
+                      {"date_unixtime", absl::StrCat(ms / 1000)},
+                      {"from", absl::StrCat("Person ", user)},
+                      {"from_id", absl::StrCat("user", 500 + user)},
+                      {"text", text}};
+  if (i % 10 == 3) m["reply_to_message_id"] = i;
+  return m.dump();
+}
+
+std::string MatrixMessage(size_t i, int64_t ms, int user, const std::string& text) {
+  nlohmann::json m = {{"type", "m.room.message"},
+                      {"sender", absl::StrCat("@user", user, ":example.org")},
+                      {"event_id", absl::StrCat("$ev", i)},
+                      {"origin_server_ts", ms},
+                      {"content", {{"msgtype", "m.text"}, {"body", text}}}};
+  return m.dump();
+}
+
+// Writes `n` messages as one export file of `format` without holding it;
+// Telegram's are split over `chats` chats. Returns the file's bytes.
+uintmax_t GenerateSingleFile(const std::string& format, size_t n, size_t chats,
+                             const std::string& path) {
+  Corpus corpus(13);
+  std::ofstream out(path);
+  auto next = [&](size_t i, std::string (*write)(size_t, int64_t, int, const std::string&)) {
+    const int64_t ms = 1700000000000 + static_cast<int64_t>(i) * 7000;
+    return write(i, ms, static_cast<int>(corpus.rng()() % 20), corpus.Sentence(6, 30));
+  };
+  if (format == "discord") {
+    out << R"({"guild":{"id":"1","name":"Bench"},"channel":{"id":"2","name":"general"},"messages":[)";
+    for (size_t i = 0; i < n; ++i) out << (i ? "," : "") << next(i, DiscordMessage);
+    out << "],\"messageCount\":" << n << "}";
+  } else if (format == "telegram") {
+    out << R"({"about":"bench","chats":{"about":"bench","list":[)";
+    const size_t per_chat = n / chats;
+    for (size_t c = 0, i = 0; c < chats; ++c) {
+      out << (c ? "," : "") << R"({"name":"chat-)" << c << R"(","type":"private_group","id":)"
+          << c + 1 << R"(,"messages":[)";
+      const size_t end = c + 1 == chats ? n : i + per_chat;
+      for (size_t first = i; i < end; ++i)
+        out << (i > first ? "," : "") << next(i, TelegramMessage);
+      out << "]}";
+    }
+    out << "]}}";
+  } else {
+    out << R"({"room_name":"bench-room","messages":[)";
+    for (size_t i = 0; i < n; ++i) out << (i ? "," : "") << next(i, MatrixMessage);
+    out << "]}";
+  }
+  out.close();
+  return std::filesystem::file_size(path);
+}
+
+// The single-file formats: each streaming reader beside parsing the same
+// file whole. False on failure.
+bool SingleFileFormats(const Options& opt, const std::string& root) {
+  std::printf("Single-file exports of %zu messages (Telegram: %zu chats in one result.json)\n",
+              opt.messages, opt.channels);
+  std::printf("%-44s %12s %14s %10s\n", "", "msg/s", "peak RSS MiB", "MiB");
+  for (const char* format : {"discord", "telegram", "matrix"}) {
+    const std::string path = absl::StrCat(root, "/", format, ".json");
+    const double mib = GenerateSingleFile(format, opt.messages, opt.channels, path) / 1048576.0;
+    datasets::ExportStats stats;
+    size_t seen = 0;
+    ResetPeak();
+    auto start = std::chrono::steady_clock::now();
+    absl::Status s = datasets::ReadExport(
+        format, path, {},
+        [&](datasets::ExportBatch b) {
+          seen += b.messages.size();
+          return absl::OkStatus();
+        },
+        &stats);
+    const double secs = SecondsSince(start), peak = PeakMiB();
+    if (!s.ok() || seen != opt.messages) {
+      std::fprintf(stderr, "%s read failed: %s (%zu messages)\n", format, s.ToString().c_str(),
+                   seen);
+      return false;
+    }
+    std::printf("%-44s %12.0f %14.0f %10.0f\n", absl::StrCat(format, " reader, streaming").c_str(),
+                seen / secs, peak, mib);
+    // The baseline: the file parsed whole, nothing else done.
+    ResetPeak();
+    start = std::chrono::steady_clock::now();
+    std::ifstream in(path, std::ios::binary);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    const double whole_secs = SecondsSince(start), whole_peak = PeakMiB();
+    if (doc.is_discarded()) return false;
+    doc = nlohmann::json();
+    malloc_trim(0);  // the next measurement starts from a small process
+    std::printf("%-44s %12.0f %14.0f\n", "  same file parsed whole (baseline)",
+                opt.messages / whole_secs, whole_peak);
+    std::printf("%-44s %12.2f %14.2f\n", "  streaming / whole", whole_secs / secs,
+                peak / whole_peak);
+    std::filesystem::remove(path);
+  }
+  return true;
+}
+
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
   std::printf("History import, %u hardware threads\n", std::thread::hardware_concurrency());
@@ -133,6 +257,10 @@ int Run(const Options& opt) {
       (std::filesystem::temp_directory_path() / absl::StrCat("speakermem-import-", getpid()))
           .string();
   const std::string dir = root + "/export", jsonl = root + "/same.jsonl";
+  // The single-file formats first, while the process is small.
+  std::filesystem::create_directories(root);
+  if (!SingleFileFormats(opt, root)) return 1;
+  std::printf("\n");
   auto start = std::chrono::steady_clock::now();
   uintmax_t bytes = Generate(opt, dir, jsonl);
   std::printf(

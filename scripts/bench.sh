@@ -84,8 +84,13 @@ compaction work in the background; one channel of 100,000 messages, then
 1,000 channels of 1,000 messages." \
   build/bench/retrieval_bench --messages 100000 --channels 1000 --per-channel 1000 --queries 1000
 
-section "History import: a Slack export of 1,000,000 messages" \
-  "A generated Slack workspace export (10 channels, daily files of 1,000
+section "History import: exports of 1,000,000 messages" \
+  "First the single-file formats: 1,000,000 messages as one Discord channel
+file, one Telegram result.json (10 chats) and one Matrix room file, each
+read by its streaming reader (one message at a time, batches of 10,000)
+beside parsing the same file whole, which is what a reader holding the
+export needs before converting anything. Then a generated Slack workspace
+export (10 channels, daily files of 1,000
 messages) read by the export reader alone, a daily file at a time, beside
 the JSONL loader reading the same messages as one file (the same-run
 baseline, which holds them all), then imported through gRPC into a server

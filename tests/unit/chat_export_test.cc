@@ -100,6 +100,47 @@ TEST_CASE("Matrix room export (Element JSON)", "[import][matrix]") {
                                                          {"m.room.member", 2}});
 }
 
+TEST_CASE("A single-file export larger than a batch streams in batches with one session run",
+          "[import]") {
+  testing::TempDir dir;
+  const std::string file = dir.Sub("big.json");
+  {
+    std::ofstream out(file);
+    out << R"({"room_name": "big", "messages": [)";
+    for (int i = 0; i < 25000; ++i) {
+      out << (i ? "," : "") << R"({"type": "m.room.message", "sender": "@a:x", "event_id": "$)" << i
+          << R"(", "origin_server_ts": )" << 1700000000000 + i * 60000LL
+          << R"(, "content": {"msgtype": "m.text", "body": "message )" << i << R"("}})";
+    }
+    // An edit at the very end still gives the first message its last version.
+    out << R"(, {"type": "m.room.message", "sender": "@a:x", "event_id": "$edit",
+      "origin_server_ts": 1800000000000, "content": {"msgtype": "m.text", "body": "* fixed",
+      "m.new_content": {"msgtype": "m.text", "body": "fixed"},
+      "m.relates_to": {"rel_type": "m.replace", "event_id": "$0"}}}]})";
+  }
+  std::vector<size_t> batches;
+  std::vector<storage::Message> all;
+  ExportStats stats;
+  REQUIRE_OK(ReadExport(
+      "matrix", file, {},
+      [&](ExportBatch b) {
+        batches.push_back(b.messages.size());
+        for (auto& m : b.messages) all.push_back(std::move(m));
+        return absl::OkStatus();
+      },
+      &stats));
+  CHECK(batches == std::vector<size_t>{10000, 10000, 5000});
+  REQUIRE(all.size() == 25000);
+  CHECK(all.front().text == "fixed");
+  CHECK(all.back().text == "message 24999");
+  CHECK(stats.edited == 1);
+  CHECK(stats.files == 1);
+  CHECK(stats.messages == 25000);
+  // One minute apart: one session across the batches.
+  CHECK(all.front().session == "s$0");
+  CHECK(all.back().session == "s$0");
+}
+
 TEST_CASE("Export readers name the malformed entry, and unknown formats are refused", "[import]") {
   testing::TempDir dir;
   auto write = [&](const std::string& name, const std::string& text) {
