@@ -235,6 +235,70 @@ int CmdIngest(client::Client* c, const Args& args) {
   return rc;
 }
 
+// The response of `query` for a person: the projection, the Writer's lag,
+// the System 1 evidence, the System 2 rows and (trace) each stage.
+void PrintQuery(const v1::QueryResponse& resp, const Args& args) {
+  if (args.Has("pack")) std::printf("\n%s\n", resp.evidence_pack().c_str());
+  {
+    const auto& p = resp.projection();
+    std::string rows;
+    for (const auto& r : p.rows()) rows += (rows.empty() ? "" : ", ") + r;
+    std::printf("   rows: %s | issue: %s | %s%s\n", rows.c_str(), p.issue().c_str(),
+                p.tense() == v1::FULL ? "full history" : "current state",
+                p.source().empty() ? "" : (" | " + p.source() + "'s view of " + p.owner()).c_str());
+    const auto& f = resp.freshness();
+    std::printf("   memory: derived through #%llu of #%llu (%llu messages, %.0f s behind)%s\n",
+                static_cast<unsigned long long>(f.derived_through_seq()),
+                static_cast<unsigned long long>(f.newest_seq()),
+                static_cast<unsigned long long>(f.lag_messages()), f.lag_ms() / 1000.0,
+                f.waited() ? ", waited for the Writer" : "");
+  }
+  if (resp.evidence_size() > 0) {
+    std::printf("\n  %-3s %-7s %-16s %-12s %-10s %s\n", "#", "score", "time", "speaker", "id",
+                "text");
+    int i = 0;
+    for (const auto& e : resp.evidence()) {
+      const auto& m = e.message();
+      std::string text = m.text();
+      if (text.size() > 90) text = text.substr(0, 87) + "...";
+      std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s%s\n", ++i, e.score(),
+                  ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.message_id().c_str(),
+                  e.newer_than_memory() ? "* " : "", text.c_str());
+    }
+  }
+  bool any_row = false;
+  for (const auto& row : resp.rows()) {
+    if (!any_row) std::printf("\n  System 2 rows:\n");
+    any_row = true;
+    if (row.empty()) {
+      std::printf("  %-10s (none)\n", row.row().c_str());
+      continue;
+    }
+    for (const auto& r : row.records()) {
+      std::printf("  %-10s %-11s from %-10s %s  %s%s\n", row.row().c_str(),
+                  LayerLabel(r.layer()).c_str(), r.source().c_str(),
+                  ShortTime(r.valid_at_ms()).c_str(), r.content().c_str(),
+                  r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
+    }
+    for (const auto& r : row.sourced()) {
+      std::printf("  %-10s said about %s: %s\n", row.row().c_str(), r.owner().c_str(),
+                  r.content().c_str());
+    }
+    if (row.records_size() == 0 && row.has_fallback()) {
+      std::printf("  %-10s (no record; said) %s\n", row.row().c_str(),
+                  row.fallback().text().c_str());
+    }
+  }
+  if (args.Has("trace")) {
+    std::printf("\n  trace:\n");
+    for (const auto& t : resp.trace()) {
+      std::printf("    %-14s %8.3f ms  calls=%u tokens=%llu/%llu %s\n", t.stage().c_str(),
+                  t.latency_ms(), t.model_calls(), static_cast<unsigned long long>(t.tokens_in()),
+                  static_cast<unsigned long long>(t.tokens_out()), t.note().c_str());
+    }
+  }
+}
+
 // QueryStream: the answer printed as it forms (after "Q: ...\nA: "), or
 // with `json` every event as one line of JSON.
 absl::StatusOr<v1::QueryResponse> StreamQuery(client::Client* c, const v1::QueryRequest& req,
@@ -316,65 +380,7 @@ int CmdQuery(client::Client* c, const Args& args) {
     return 0;
   }
   if (!args.Has("stream")) std::printf("Q: %s\nA: %s\n", question.c_str(), resp->answer().c_str());
-  if (args.Has("pack")) std::printf("\n%s\n", resp->evidence_pack().c_str());
-  {
-    const auto& p = resp->projection();
-    std::string rows;
-    for (const auto& r : p.rows()) rows += (rows.empty() ? "" : ", ") + r;
-    std::printf("   rows: %s | issue: %s | %s%s\n", rows.c_str(), p.issue().c_str(),
-                p.tense() == v1::FULL ? "full history" : "current state",
-                p.source().empty() ? "" : (" | " + p.source() + "'s view of " + p.owner()).c_str());
-    const auto& f = resp->freshness();
-    std::printf("   memory: derived through #%llu of #%llu (%llu messages, %.0f s behind)%s\n",
-                static_cast<unsigned long long>(f.derived_through_seq()),
-                static_cast<unsigned long long>(f.newest_seq()),
-                static_cast<unsigned long long>(f.lag_messages()), f.lag_ms() / 1000.0,
-                f.waited() ? ", waited for the Writer" : "");
-  }
-  if (resp->evidence_size() > 0) {
-    std::printf("\n  %-3s %-7s %-16s %-12s %-10s %s\n", "#", "score", "time", "speaker", "id",
-                "text");
-    int i = 0;
-    for (const auto& e : resp->evidence()) {
-      const auto& m = e.message();
-      std::string text = m.text();
-      if (text.size() > 90) text = text.substr(0, 87) + "...";
-      std::printf("  %-3d %-7.3f %-16s %-12s %-10s %s%s\n", ++i, e.score(),
-                  ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.message_id().c_str(),
-                  e.newer_than_memory() ? "* " : "", text.c_str());
-    }
-  }
-  bool any_row = false;
-  for (const auto& row : resp->rows()) {
-    if (!any_row) std::printf("\n  System 2 rows:\n");
-    any_row = true;
-    if (row.empty()) {
-      std::printf("  %-10s (none)\n", row.row().c_str());
-      continue;
-    }
-    for (const auto& r : row.records()) {
-      std::printf("  %-10s %-11s from %-10s %s  %s%s\n", row.row().c_str(),
-                  LayerLabel(r.layer()).c_str(), r.source().c_str(),
-                  ShortTime(r.valid_at_ms()).c_str(), r.content().c_str(),
-                  r.state() == v1::SUPERSEDED ? "  [superseded]" : "");
-    }
-    for (const auto& r : row.sourced()) {
-      std::printf("  %-10s said about %s: %s\n", row.row().c_str(), r.owner().c_str(),
-                  r.content().c_str());
-    }
-    if (row.records_size() == 0 && row.has_fallback()) {
-      std::printf("  %-10s (no record; said) %s\n", row.row().c_str(),
-                  row.fallback().text().c_str());
-    }
-  }
-  if (args.Has("trace")) {
-    std::printf("\n  trace:\n");
-    for (const auto& t : resp->trace()) {
-      std::printf("    %-14s %8.3f ms  calls=%u tokens=%llu/%llu %s\n", t.stage().c_str(),
-                  t.latency_ms(), t.model_calls(), static_cast<unsigned long long>(t.tokens_in()),
-                  static_cast<unsigned long long>(t.tokens_out()), t.note().c_str());
-    }
-  }
+  PrintQuery(*resp, args);
   return 0;
 }
 

@@ -150,6 +150,8 @@ class OpenAiClient final : public ModelClient {
                                   int* attempts, ChatEventStream* stream = nullptr);
   HttpResult Perform(const std::string& stage, const std::string& url, const std::string& body,
                      Clock::time_point deadline, ChatEventStream* stream);
+  struct Failure Classify(const HttpResult& r, const std::string& where, int attempts,
+                          bool whole_deadline) const;
   // The reply of a Chat call: a streamed one from `stream`, else the JSON
   // completion in `body`.
   absl::Status ReadChatReply(const ChatRequest& req, const std::string& body,
@@ -256,6 +258,61 @@ HttpResult OpenAiClient::Perform(const std::string& stage, const std::string& ur
   return r;
 }
 
+// A failed attempt: the error to return now (not retryable), or a reason to
+// retry and the error to return when the retries run out.
+struct Failure {
+  bool retryable = false;
+  std::string reason;  // "timeout", "connect", "429", "5xx"
+  absl::Status error;
+};
+
+Failure OpenAiClient::Classify(const HttpResult& r, const std::string& where, int attempts,
+                               bool whole_deadline) const {
+  const std::string after = absl::StrCat(" after ", attempts, " attempts");
+  if (r.curl == CURLE_OPERATION_TIMEDOUT) {
+    // An attempt that had all the time left used up the call's deadline.
+    if (whole_deadline) {
+      return {false, "",
+              absl::DeadlineExceededError(absl::StrCat(where, ": deadline exceeded", after))};
+    }
+    return {true, "timeout", absl::OkStatus()};
+  }
+  if (r.curl == CURLE_COULDNT_CONNECT || r.curl == CURLE_RECV_ERROR || r.curl == CURLE_SEND_ERROR ||
+      r.curl == CURLE_GOT_NOTHING || r.curl == CURLE_PARTIAL_FILE ||
+      r.curl == CURLE_COULDNT_RESOLVE_HOST) {
+    return {true, "connect",
+            absl::UnavailableError(absl::StrCat(where, ": ", curl_easy_strerror(r.curl), after))};
+  }
+  if (r.curl != CURLE_OK) {
+    return {false, "",
+            absl::UnavailableError(absl::StrCat(where, ": ", curl_easy_strerror(r.curl)))};
+  }
+  if (r.status == 429) {
+    return {true, "429",
+            absl::ResourceExhaustedError(
+                absl::StrCat(where, ": rate limited (429)", after, ": ", Redact(r.body)))};
+  }
+  if (r.status >= 500) {
+    return {true, "5xx",
+            absl::UnavailableError(
+                absl::StrCat(where, ": HTTP ", r.status, after, ": ", Redact(r.body)))};
+  }
+  std::string msg = absl::StrCat(where, ": HTTP ", r.status, ": ", Redact(r.body));
+  switch (r.status) {
+    case 400:
+    case 422:
+      return {false, "", absl::InvalidArgumentError(msg)};
+    case 401:
+      return {false, "", absl::UnauthenticatedError(msg)};
+    case 403:
+      return {false, "", absl::PermissionDeniedError(msg)};
+    case 404:
+      return {false, "", absl::NotFoundError(msg)};
+    default:
+      return {false, "", absl::FailedPreconditionError(msg)};
+  }
+}
+
 absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const std::string& path,
                                               const std::string& body, Clock::time_point deadline,
                                               int* attempts, ChatEventStream* stream) {
@@ -283,48 +340,12 @@ absl::StatusOr<HttpResult> OpenAiClient::Post(const std::string& stage, const st
     }
 
     // Classify: success, final error, or retry with a reason.
-    std::string reason;
-    absl::Status final_error;
     if (r.curl == CURLE_OK && r.status >= 200 && r.status < 300) return r;
-    if (r.curl == CURLE_OPERATION_TIMEDOUT) {
-      // An attempt that had all the time left used up the call's deadline.
-      if (attempt_deadline == deadline || Clock::now() >= deadline) {
-        return absl::DeadlineExceededError(
-            absl::StrCat(where, ": deadline exceeded after ", *attempts, " attempts"));
-      }
-      reason = "timeout";
-    } else if (r.curl == CURLE_COULDNT_CONNECT || r.curl == CURLE_RECV_ERROR ||
-               r.curl == CURLE_SEND_ERROR || r.curl == CURLE_GOT_NOTHING ||
-               r.curl == CURLE_PARTIAL_FILE || r.curl == CURLE_COULDNT_RESOLVE_HOST) {
-      reason = "connect";
-      final_error = absl::UnavailableError(
-          absl::StrCat(where, ": ", curl_easy_strerror(r.curl), " after ", *attempts, " attempts"));
-    } else if (r.curl != CURLE_OK) {
-      return absl::UnavailableError(absl::StrCat(where, ": ", curl_easy_strerror(r.curl)));
-    } else if (r.status == 429) {
-      reason = "429";
-      final_error = absl::ResourceExhaustedError(absl::StrCat(
-          where, ": rate limited (429) after ", *attempts, " attempts: ", Redact(r.body)));
-    } else if (r.status >= 500) {
-      reason = "5xx";
-      final_error = absl::UnavailableError(absl::StrCat(where, ": HTTP ", r.status, " after ",
-                                                        *attempts, " attempts: ", Redact(r.body)));
-    } else {
-      std::string msg = absl::StrCat(where, ": HTTP ", r.status, ": ", Redact(r.body));
-      switch (r.status) {
-        case 400:
-        case 422:
-          return absl::InvalidArgumentError(msg);
-        case 401:
-          return absl::UnauthenticatedError(msg);
-        case 403:
-          return absl::PermissionDeniedError(msg);
-        case 404:
-          return absl::NotFoundError(msg);
-        default:
-          return absl::FailedPreconditionError(msg);
-      }
-    }
+    const bool whole_deadline = attempt_deadline == deadline || Clock::now() >= deadline;
+    Failure f = Classify(r, where, *attempts, whole_deadline);
+    if (!f.retryable) return f.error;
+    const std::string& reason = f.reason;
+    absl::Status& final_error = f.error;
     if (stream != nullptr && !stream->text().empty()) {
       // Part of the reply was passed on: a retry would send it again.
       return final_error.ok()
@@ -358,6 +379,25 @@ void OpenAiClient::Finish(const std::string& stage, Clock::time_point start, con
   }
 }
 
+// The request's response_format (0 json_schema, 1 json_object, 2 none) and
+// streaming (0 with usage, 1 without, 2 not streamed).
+void SetForm(int level, int streaming, const std::string& stage, const json& schema, json* body) {
+  json& b = *body;
+  if (level == 0) {
+    b["response_format"] = {
+        {"type", "json_schema"},
+        {"json_schema", {{"name", stage}, {"strict", true}, {"schema", schema}}}};
+  } else if (level == 1) {
+    b["response_format"] = {{"type", "json_object"}};
+  } else {
+    b.erase("response_format");
+  }
+  b.erase("stream");
+  b.erase("stream_options");
+  if (streaming < 2) b["stream"] = true;
+  if (streaming == 0) b["stream_options"] = {{"include_usage", true}};
+}
+
 absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
   const auto start = Clock::now();
   auto deadline = start + std::chrono::milliseconds(config_.timeout_ms);
@@ -389,19 +429,7 @@ absl::StatusOr<ChatResponse> OpenAiClient::Chat(const ChatRequest& req) {
   absl::StatusOr<HttpResult> r;
   std::unique_ptr<ChatEventStream> events;
   for (;;) {
-    if (level == 0) {
-      body["response_format"] = {
-          {"type", "json_schema"},
-          {"json_schema", {{"name", req.stage}, {"strict", true}, {"schema", schema}}}};
-    } else if (level == 1) {
-      body["response_format"] = {{"type", "json_object"}};
-    } else {
-      body.erase("response_format");
-    }
-    body.erase("stream");
-    body.erase("stream_options");
-    if (streaming < 2) body["stream"] = true;
-    if (streaming == 0) body["stream_options"] = {{"include_usage", true}};
+    SetForm(level, streaming, req.stage, schema, &body);
     events = streaming < 2 ? std::make_unique<ChatEventStream>(req.on_text) : nullptr;
     r = Post(req.stage, "/chat/completions", body.dump(), deadline, &out.attempts, events.get());
     if (r.ok() || absl::IsCancelled(r.status()) || (events && !events->text().empty())) break;
