@@ -48,7 +48,7 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffe
     v1::QueryEvent e;
     e.set_delta(std::string(text));
     queue_.push_back(std::move(e));
-    WriteNextLocked();
+    WriteNextLocked(nullptr);
     return true;
   }
 
@@ -59,14 +59,18 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffe
   }
 
   void OnWriteDone(bool ok) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    writing_ = false;
-    queue_.pop_front();
-    if (!ok) {
-      gone_ = true;
-      queue_.clear();
+    grpc::Status done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      queue_.pop_front();
+      if (!ok) {
+        gone_ = true;
+        queue_.clear();
+      }
+      if (!WriteNextLocked(&done)) return;
     }
-    WriteNextLocked();
+    Finish(done);  // may run OnDone, which deletes this, before it returns
   }
 
   void OnCancel() override { gone_ = true; }
@@ -87,37 +91,46 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffe
     if (gone_.load()) return false;
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(e));
-    WriteNextLocked();
+    WriteNextLocked(nullptr);  // not complete yet: never finishes here
     return true;
   }
 
-  // The query thread's last call: the call ends once every event is out.
+  // The query thread's last call: the call ends once every event is out
+  // (here, or in OnWriteDone after the last write).
   void Complete(absl::Status s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!s.ok() && gone_.load() && !ctx_->IsCancelled()) {
-      s = absl::CancelledError("the client stopped reading");
+    grpc::Status done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!s.ok() && gone_.load() && !ctx_->IsCancelled()) {
+        s = absl::CancelledError("the client stopped reading");
+      }
+      status_ = std::move(s);
+      complete_ = true;
+      if (!WriteNextLocked(&done)) return;
     }
-    status_ = std::move(s);
-    complete_ = true;
-    WriteNextLocked();
+    Finish(done);  // the last use of this: OnDone may run inline and delete it
   }
 
-  void WriteNextLocked() {
-    if (writing_ || finished_) return;
+  // Under mu_: starts the next write; or, once the query is complete and
+  // nothing is left to write, records the call's end in `done` and returns
+  // true: the caller then calls Finish after unlocking, as its last use of
+  // this (gRPC may run OnDone, which deletes this, inside Finish).
+  bool WriteNextLocked(grpc::Status* done) {
+    if (writing_ || finished_) return false;
     if (queue_.empty() || gone_.load()) {
-      if (complete_) {
-        finished_ = true;
-        Finish(scope_.Done(status_));
-      }
-      return;
+      if (!complete_ || done == nullptr) return false;
+      finished_ = true;
+      *done = scope_.Done(status_);
+      return true;
     }
     if (absl::Status s = EncodeResponse(queue_.front(), &out_); !s.ok()) {
       gone_ = true;
       queue_.clear();
-      return;
+      return WriteNextLocked(done);
     }
     writing_ = true;
     StartWrite(&out_);
+    return false;
   }
 
   grpc::CallbackServerContext* const ctx_;
