@@ -57,6 +57,29 @@ absl::Status Deliver(const std::string& channel, const std::string& file,
 // many (exporters write them in time order; each batch is sorted).
 constexpr size_t kStreamBatch = 10000;
 
+// Collects a streamed file's messages and hands them to `deliver` in
+// batches of kStreamBatch; Flush hands on the rest.
+class Batcher {
+ public:
+  using Deliver = std::function<absl::Status(std::vector<storage::Message>)>;
+  explicit Batcher(Deliver deliver) : deliver_(std::move(deliver)) {}
+
+  absl::Status Add(storage::Message m) {
+    batch_.push_back(std::move(m));
+    return batch_.size() < kStreamBatch ? absl::OkStatus() : Flush();
+  }
+  absl::Status Flush() {
+    if (batch_.empty()) return absl::OkStatus();
+    std::vector<storage::Message> out;
+    out.swap(batch_);
+    return deliver_(std::move(out));
+  }
+
+ private:
+  const Deliver deliver_;
+  std::vector<storage::Message> batch_;
+};
+
 // Adds a file's counts (local) to the export's.
 void Merge(const ExportStats& local, ExportStats* into);
 

@@ -70,9 +70,11 @@ absl::StatusOr<std::optional<storage::Message>> ReadMessage(const json& e, const
 absl::Status ReadChannel(const std::string& path, const export_internal::BatchFn& deliver,
                          ExportStats* stats) {
   std::string channel;
-  std::vector<storage::Message> batch;
   ExportStats local;
   export_internal::StreamedArrays found;
+  export_internal::Batcher batch([&](std::vector<storage::Message> b) {
+    return deliver(channel, std::move(b), found.read());
+  });
   SM_RETURN_IF_ERROR(export_internal::StreamArrays(
       path, {{"messages"}},
       [&](const json& doc, json e, size_t i) -> absl::Status {
@@ -87,13 +89,11 @@ absl::Status ReadChannel(const std::string& path, const export_internal::BatchFn
         }
         SM_ASSIGN_OR_RETURN(std::optional<storage::Message> m,
                             ReadMessage(e, absl::StrCat(path, ": entry ", i), &local));
-        if (m) batch.push_back(std::move(*m));
-        if (batch.size() < export_internal::kStreamBatch) return absl::OkStatus();
-        return deliver(channel, std::exchange(batch, {}), found.read());
+        return m ? batch.Add(std::move(*m)) : absl::OkStatus();
       },
       nullptr, &found));
   if (found.arrays == 0) return Bad(path, "messages", "must be an array");
-  if (!batch.empty()) SM_RETURN_IF_ERROR(deliver(channel, std::move(batch), found.read()));
+  SM_RETURN_IF_ERROR(batch.Flush());
   export_internal::Merge(local, stats);
   return absl::OkStatus();
 }

@@ -77,9 +77,11 @@ absl::Status ReadRoom(const std::string& path, const export_internal::BatchFn& d
   std::map<std::string, std::string> edited_text;  // event_id -> its latest edit
   SM_RETURN_IF_ERROR(ReadEdits(path, &channel, &edited_text));
   std::map<std::string, std::string> names;  // sender -> display name
-  std::vector<storage::Message> batch;
   ExportStats local;
   export_internal::StreamedArrays found;
+  export_internal::Batcher batch([&](std::vector<storage::Message> b) {
+    return deliver(channel, std::move(b), found.read());
+  });
   SM_RETURN_IF_ERROR(export_internal::StreamArrays(
       path, {{"messages"}},
       [&](const json&, json e, size_t i) -> absl::Status {
@@ -137,12 +139,10 @@ absl::Status ReadRoom(const std::string& path, const export_internal::BatchFn& d
           m.text = ed->second;
           ++local.edited;
         }
-        batch.push_back(std::move(m));
-        if (batch.size() < export_internal::kStreamBatch) return absl::OkStatus();
-        return deliver(channel, std::exchange(batch, {}), found.read());
+        return batch.Add(std::move(m));
       },
       nullptr, &found));
-  if (!batch.empty()) SM_RETURN_IF_ERROR(deliver(channel, std::move(batch), found.read()));
+  SM_RETURN_IF_ERROR(batch.Flush());
   export_internal::Merge(local, stats);
   return absl::OkStatus();
 }

@@ -128,20 +128,16 @@ class ChatReader {
     }
     SM_ASSIGN_OR_RETURN(std::optional<storage::Message> m,
                         ReadMessage(e, absl::StrCat(At(), ": entry ", i), &local_));
-    if (m) batch_.push_back(std::move(*m));
-    if (batch_.size() < export_internal::kStreamBatch) return absl::OkStatus();
-    return Flush();
+    return m ? batch_.Add(std::move(*m)) : absl::OkStatus();
   }
 
-  absl::Status Flush() {
-    if (batch_.empty()) return absl::OkStatus();
+  absl::Status Deliver(std::vector<storage::Message> batch) {
     if (progress_) progress_(found_.read(), size_);
-    return export_internal::Deliver(channel_, file_, std::exchange(batch_, {}), &*sessions_, sink_,
-                                    stats_);
+    return export_internal::Deliver(channel_, file_, std::move(batch), &*sessions_, sink_, stats_);
   }
 
   absl::Status EndChat() {
-    SM_RETURN_IF_ERROR(Flush());
+    SM_RETURN_IF_ERROR(batch_.Flush());
     export_internal::Merge(local_, stats_);
     ++stats_->files;
     ++chats_;
@@ -160,7 +156,8 @@ class ChatReader {
   const uint64_t size_ = export_internal::FileSize(file_);
   size_t chats_ = 0;
   std::string channel_;
-  std::vector<storage::Message> batch_;
+  export_internal::Batcher batch_{
+      [this](std::vector<storage::Message> b) { return Deliver(std::move(b)); }};
   ExportStats local_;
   std::optional<export_internal::SessionCutter> sessions_{std::in_place, options_.session_gap_ms};
 };
