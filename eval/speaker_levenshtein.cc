@@ -8,10 +8,12 @@
 
 #include "absl/strings/str_join.h"
 #include "common/utf8.h"
-#include "retrieval/tokenizer.h"
+#include "text/tokenizer.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::eval {
+
+using text::IsCjk;
 namespace {
 
 std::u32string Decode(absl::string_view s) {
@@ -116,7 +118,7 @@ std::vector<std::string> NormalizedTokens(absl::string_view text) {
       out.push_back(std::move(cur));
       cur.clear();
     }
-    if (cp > 0 && retrieval::IsCjk(cp)) {
+    if (cp > 0 && IsCjk(cp)) {
       std::string t;
       AppendUtf8(cp, &t);
       out.push_back(std::move(t));

@@ -4,9 +4,12 @@
 #include <cmath>
 #include <mutex>
 
-#include "retrieval/analyzer.h"
+#include "text/analyzer.h"
 
 namespace speakermem::retrieval {
+
+using text::IndexTokens;
+using text::SnowballStem;
 
 namespace {
 

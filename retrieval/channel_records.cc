@@ -10,10 +10,13 @@
 #include "common/status_macros.h"
 #include "retrieval/pipeline.h"
 #include "retrieval/pipeline_internal.h"
-#include "retrieval/text.h"
 #include "storage/record_id.h"
+#include "text/text.h"
 
 namespace speakermem::retrieval {
+
+using text::IsStopword;
+using text::StemmedTokens;
 
 using internal::ChannelRecords;
 using internal::RecordSnapshot;

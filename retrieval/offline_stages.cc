@@ -12,10 +12,19 @@
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "retrieval/stages.h"
-#include "retrieval/text.h"
-#include "retrieval/tokenizer.h"
+#include "text/similarity.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
 
 namespace speakermem::retrieval {
+
+using text::ContentTokens;
+using text::FindTokenRun;
+using text::Fnv1a64;
+using text::IsStopword;
+using text::Stem;
+using text::StemmedTokens;
+using text::Tokenize;
 namespace {
 
 // ---------------------------------------------------------------- Embed
@@ -460,12 +469,7 @@ class OfflineAnswer final : public AnswerStage {
       for (size_t i = 0; i < in.evidence.size(); ++i) {
         const EvidenceItem& e = in.evidence[i];
         if (!e.newer_than_memory || lexical[i] < kNewerShare * lexical[best_i]) continue;
-        const std::set<std::string> words = ContentStems(e.text);
-        size_t common = 0;
-        for (const auto& w : words) common += old_words.count(w);
-        const double jaccard =
-            static_cast<double>(common) /
-            static_cast<double>(std::max<size_t>(1, words.size() + old_words.size() - common));
+        const double jaccard = text::Jaccard(ContentStems(e.text), old_words);
         if (jaccard >= best_overlap) {
           best_overlap = jaccard;
           newer_i = static_cast<int>(i);

@@ -14,8 +14,8 @@
 #include "common/status_macros.h"
 #include "retrieval/compose.h"
 #include "retrieval/pipeline_internal.h"
-#include "retrieval/text.h"
-#include "retrieval/tokenizer.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
 
 namespace speakermem::retrieval {
 

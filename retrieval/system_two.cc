@@ -10,9 +10,12 @@
 #include "common/status_macros.h"
 #include "retrieval/pipeline.h"
 #include "retrieval/pipeline_internal.h"
-#include "retrieval/text.h"
+#include "text/text.h"
 
 namespace speakermem::retrieval {
+
+using text::IsStopword;
+using text::StemmedTokens;
 
 using internal::Clock;
 using internal::InRange;

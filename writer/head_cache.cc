@@ -5,10 +5,13 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "retrieval/text.h"
 #include "storage/record_id.h"
+#include "text/text.h"
 
 namespace speakermem::writer {
+
+using text::IsStopword;
+using text::StemmedTokens;
 
 namespace {
 
@@ -36,8 +39,8 @@ void HeadCache::Put(const storage::Record& r) {
   InsertSorted(&by_owner[r.owner], n);
   Entry& e = entries[n];
   e.record = &it->second;
-  for (auto& tok : retrieval::StemmedTokens(r.content)) {
-    if (!retrieval::IsStopword(tok)) e.tokens.push_back(std::move(tok));
+  for (auto& tok : StemmedTokens(r.content)) {
+    if (!IsStopword(tok)) e.tokens.push_back(std::move(tok));
   }
   for (const auto& tok : e.tokens) InsertSorted(&postings[tok], n);
 }
@@ -67,7 +70,7 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
     speakers.insert(m.speaker_id);
     absl::StrAppend(&text, m.text, " ");
   }
-  std::vector<std::string> seg_tokens = retrieval::StemmedTokens(text);
+  std::vector<std::string> seg_tokens = StemmedTokens(text);
   absl::flat_hash_set<std::string> seg_set(seg_tokens.begin(), seg_tokens.end());
   // Candidates: heads sharing a word with the segment, plus the most recent
   // heads of its speakers and of GROUP.
@@ -93,7 +96,7 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
     std::vector<const std::vector<uint64_t>*> lists;
     const size_t common = std::max<size_t>(50, cache->heads.size() / 10);
     for (const auto& tok : seg_set) {
-      if (retrieval::IsStopword(tok)) continue;
+      if (IsStopword(tok)) continue;
       auto p = cache->postings.find(tok);
       if (p != cache->postings.end() && !p->second.empty() && p->second.size() <= common) {
         lists.push_back(&p->second);
@@ -121,7 +124,7 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
       if (e != cache->entries.end()) rank(*e->second.record, e->second.tokens);
     }
   } else {
-    for (const auto& [id, r] : ctx.heads()) rank(r, retrieval::StemmedTokens(r.content));
+    for (const auto& [id, r] : ctx.heads()) rank(r, StemmedTokens(r.content));
   }
   std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
     if (a.tier != b.tier) return a.tier < b.tier;

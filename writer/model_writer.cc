@@ -9,10 +9,12 @@
 #include "absl/strings/str_replace.h"
 #include "common/clock.h"
 #include "llm/structured.h"
-#include "retrieval/text.h"
+#include "text/text.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::writer {
+
+using text::ContentTokens;
 namespace {
 
 constexpr char kWriterSystem[] =
@@ -97,13 +99,13 @@ std::string InferSource(const WriterAction& a, const std::vector<WriterMessage>&
   std::set<std::string> speakers;
   for (const auto& m : messages) speakers.insert(m.speaker_id);
   if (speakers.size() == 1) return *speakers.begin();
-  std::vector<std::string> want = retrieval::ContentTokens(a.content);
+  std::vector<std::string> want = ContentTokens(a.content);
   std::set<std::string> want_set(want.begin(), want.end());
   std::map<std::string, size_t> best;  // speaker -> best overlap of one message
   for (const auto& m : messages) {
     size_t hit = 0;
     std::set<std::string> seen;
-    for (const auto& t : retrieval::ContentTokens(m.text)) {
+    for (const auto& t : ContentTokens(m.text)) {
       if (want_set.count(t) && seen.insert(t).second) ++hit;
     }
     best[m.speaker_id] = std::max(best[m.speaker_id], hit);

@@ -9,10 +9,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "retrieval/text.h"
-#include "retrieval/tokenizer.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
 
 namespace speakermem::writer::offline {
+
+using text::IsStopword;
+using text::Tokenize;
 namespace {
 
 using Set = absl::flat_hash_set<std::string>;
@@ -268,15 +271,15 @@ bool HasWord(const std::vector<Word>& ws, const Set& set) {
 size_t ContentCount(const std::vector<Word>& ws) {
   size_t n = 0;
   for (const auto& w : ws) {
-    for (const auto& t : retrieval::Tokenize(w.lower)) n += !retrieval::IsStopword(t);
+    for (const auto& t : Tokenize(w.lower)) n += !IsStopword(t);
   }
   return n;
 }
 
 bool AllIn(const std::vector<Word>& ws, const Set& set) {
   for (const auto& w : ws) {
-    for (const auto& t : retrieval::Tokenize(w.lower)) {
-      if (!retrieval::IsStopword(t) && !set.contains(t)) return false;
+    for (const auto& t : Tokenize(w.lower)) {
+      if (!IsStopword(t) && !set.contains(t)) return false;
     }
   }
   return true;

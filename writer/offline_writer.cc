@@ -7,16 +7,20 @@
 // matter becomes an UPDATE of it; one restating it unchanged is dropped; a
 // segment with nothing worth remembering is a NOOP.
 #include <algorithm>
+#include <set>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "retrieval/text.h"
-#include "retrieval/tokenizer.h"
+#include "text/similarity.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
 #include "writer/offline_rules.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::writer {
+
+using text::Tokenize;
 namespace {
 
 // Content words of a record without the roster's names: every record of a
@@ -24,12 +28,11 @@ namespace {
 std::vector<std::string> ContentTokens(absl::string_view text,
                                        const absl::flat_hash_set<std::string>& names) {
   std::vector<std::string> out;
-  for (auto& t : retrieval::ContentTokens(text)) {
+  for (auto& t : text::ContentTokens(text)) {
     if (!names.contains(t)) out.push_back(std::move(t));
   }
   return out;
 }
-using retrieval::Tokenize;
 
 bool HasAny(const std::vector<std::string>& toks, const absl::flat_hash_set<std::string>& set) {
   for (const auto& t : toks) {
@@ -58,17 +61,14 @@ const absl::flat_hash_set<std::string>& UpdateCues() {
 double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   static const absl::flat_hash_set<std::string> kMeta = {
       "decision", "decided", "update", "updated", "final", "confirmed", "agreed", "okay"};
-  absl::flat_hash_set<std::string> sa, sb;
+  std::set<std::string> sa, sb;
   for (const auto& t : a) {
     if (!kMeta.contains(t)) sa.insert(t);
   }
   for (const auto& t : b) {
     if (!kMeta.contains(t)) sb.insert(t);
   }
-  if (sa.empty() || sb.empty()) return 0;
-  size_t inter = 0;
-  for (const auto& t : sa) inter += sb.contains(t);
-  return static_cast<double>(inter) / static_cast<double>(sa.size() + sb.size() - inter);
+  return text::Jaccard(sa, sb);
 }
 
 // A state entry the Writer can revise: a current head or an ADD of this

@@ -5,11 +5,16 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "retrieval/text.h"
-#include "retrieval/tokenizer.h"
 #include "storage/record_id.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
 
 namespace speakermem::writer {
+
+using text::FindTokenRun;
+using text::IsStopword;
+using text::StemmedTokens;
+using text::Tokenize;
 namespace {
 
 bool SameName(const std::string& a, const std::string& b) {
@@ -187,7 +192,7 @@ std::vector<const storage::Message*> Support(const std::string& owner, const std
       names.push_back(m.speaker_id);
     }
   }
-  std::vector<std::string> want = retrieval::StemmedTokens(content);
+  std::vector<std::string> want = StemmedTokens(content);
   std::set<std::string> want_set(want.begin(), want.end());
   struct Scored {
     double score;
@@ -198,15 +203,15 @@ std::vector<const storage::Message*> Support(const std::string& owner, const std
     bool by_owner = m.speaker_id == owner;
     bool by_source = m.speaker_id == source;
     bool names_owner = false;
-    std::vector<std::string> toks = retrieval::Tokenize(m.text);
+    std::vector<std::string> toks = Tokenize(m.text);
     for (const auto& n : names) {
-      names_owner = names_owner || retrieval::FindTokenRun(toks, retrieval::Tokenize(n)) >= 0;
+      names_owner = names_owner || FindTokenRun(toks, Tokenize(n)) >= 0;
     }
     if (owner != kGroupOwner && !by_owner && !names_owner && !by_source) continue;
     double overlap = 0;
     std::set<std::string> seen;
-    for (const auto& t : retrieval::StemmedTokens(m.text)) {
-      if (want_set.count(t) && !retrieval::IsStopword(t) && seen.insert(t).second) overlap += 1;
+    for (const auto& t : StemmedTokens(m.text)) {
+      if (want_set.count(t) && !IsStopword(t) && seen.insert(t).second) overlap += 1;
     }
     if (by_source) overlap += 0.5;
     scored.push_back(Scored{overlap, &m});

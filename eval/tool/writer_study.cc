@@ -13,10 +13,12 @@
 #include "absl/strings/str_format.h"
 #include "eval/writer_eval.h"
 #include "nlohmann/json.hpp"
-#include "retrieval/text.h"
+#include "text/text.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::cli {
+
+using text::ContentTokens;
 namespace {
 
 // The grid the constants are chosen from.
@@ -51,7 +53,7 @@ struct Shape {
     written += r.predicted.entries.size() + r.update_links;
     for (const auto& e : r.predicted.entries) {
       questions += absl::StrContains(e.content, "?") || absl::StrContains(e.content, " asks:");
-      acks += retrieval::ContentTokens(e.content).size() < 2;
+      acks += ContentTokens(e.content).size() < 2;
       ++layers[e.layer];
     }
   }

@@ -4,10 +4,13 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "retrieval/analyzer.h"
 #include "retrieval/bm25_index.h"
+#include "text/analyzer.h"
 
 namespace speakermem::retrieval {
+
+using text::IndexTokens;
+using text::SnowballStem;
 namespace {
 
 storage::Message Msg(uint64_t seq, const std::string& text, const std::string& speaker = "",

@@ -1,8 +1,10 @@
-#include "retrieval/tokenizer.h"
+#include "text/tokenizer.h"
 
 #include <catch2/catch.hpp>
 
-namespace speakermem::retrieval {
+#include "text/similarity.h"
+
+namespace speakermem::text {
 namespace {
 
 using V = std::vector<std::string>;
@@ -36,5 +38,14 @@ TEST_CASE("Tokenize treats invalid UTF-8 as a separator", "[tokenizer]") {
                  "cd") == V{"ab", "cd"});
 }
 
+TEST_CASE("Jaccard is shared words over all words of two token sets", "[tokenizer]") {
+  using S = std::set<std::string>;
+  CHECK(Jaccard(S{"porto", "may"}, S{"porto", "may"}) == 1.0);
+  CHECK(Jaccard(S{"porto", "may", "venue"}, S{"porto", "lisbon"}) == Approx(0.25));
+  CHECK(Jaccard(S{"porto"}, S{"lisbon"}) == 0.0);
+  CHECK(Jaccard(S{}, S{"lisbon"}) == 0.0);
+  CHECK(Jaccard(S{}, S{}) == 0.0);
+}
+
 }  // namespace
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text

@@ -1,11 +1,11 @@
-#include "retrieval/text.h"
+#include "text/text.h"
 
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
-#include "retrieval/tokenizer.h"
+#include "text/tokenizer.h"
 
-namespace speakermem::retrieval {
+namespace speakermem::text {
 
 bool IsStopword(const std::string& token) {
   static const auto* kStop = new absl::flat_hash_set<std::string>{
@@ -81,4 +81,4 @@ uint64_t Fnv1a64(absl::string_view s, uint64_t seed) {
   return h;
 }
 
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text

@@ -1,14 +1,14 @@
 // Unicode-aware tokenizer shared by every lexical index and by the offline
 // model stages.
-#ifndef SPEAKERMEM_RETRIEVAL_TOKENIZER_H_
-#define SPEAKERMEM_RETRIEVAL_TOKENIZER_H_
+#ifndef SPEAKERMEM_TEXT_TOKENIZER_H_
+#define SPEAKERMEM_TEXT_TOKENIZER_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 
-namespace speakermem::retrieval {
+namespace speakermem::text {
 
 // Splits `text` into tokens: maximal runs of letters, digits and combining
 // marks, case-folded (Unicode full case folding, so "Straße" and "STRASSE"
@@ -20,6 +20,6 @@ std::vector<std::string> Tokenize(absl::string_view text);
 // True for code points tokenized one per token (Han, kana, Hangul).
 bool IsCjk(int cp);
 
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text
 
-#endif  // SPEAKERMEM_RETRIEVAL_TOKENIZER_H_
+#endif  // SPEAKERMEM_TEXT_TOKENIZER_H_

@@ -1,13 +1,13 @@
-#include "retrieval/analyzer.h"
+#include "text/analyzer.h"
 
 #include <libstemmer.h>
 
 #include <memory>
 
-#include "retrieval/text.h"
-#include "retrieval/tokenizer.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
 
-namespace speakermem::retrieval {
+namespace speakermem::text {
 namespace {
 
 struct StemmerDeleter {
@@ -41,4 +41,4 @@ std::string SnowballStem(absl::string_view token) {
   return std::string(reinterpret_cast<const char*>(out), static_cast<size_t>(sb_stemmer_length(s)));
 }
 
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text

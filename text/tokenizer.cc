@@ -1,10 +1,10 @@
-#include "retrieval/tokenizer.h"
+#include "text/tokenizer.h"
 
 #include <utf8proc.h>
 
 #include "common/utf8.h"
 
-namespace speakermem::retrieval {
+namespace speakermem::text {
 namespace {
 
 enum class Kind { kSeparator, kWord, kCjk };
@@ -89,4 +89,4 @@ std::vector<std::string> Tokenize(absl::string_view text) {
   return tokens;
 }
 
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text

@@ -1,14 +1,14 @@
 // Text analysis of the lexical index: the terms a message or a query
 // contributes, with and without Snowball stemming.
-#ifndef SPEAKERMEM_RETRIEVAL_ANALYZER_H_
-#define SPEAKERMEM_RETRIEVAL_ANALYZER_H_
+#ifndef SPEAKERMEM_TEXT_ANALYZER_H_
+#define SPEAKERMEM_TEXT_ANALYZER_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 
-namespace speakermem::retrieval {
+namespace speakermem::text {
 
 // Tokenize(text) without index stopwords, in order, duplicates kept. Index
 // stopwords are the offline stages' function words (IsStopword) plus "no"
@@ -21,6 +21,6 @@ std::vector<std::string> IndexTokens(absl::string_view text);
 // thread).
 std::string SnowballStem(absl::string_view token);
 
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text
 
-#endif  // SPEAKERMEM_RETRIEVAL_ANALYZER_H_
+#endif  // SPEAKERMEM_TEXT_ANALYZER_H_

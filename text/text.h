@@ -1,13 +1,13 @@
 // Small lexical helpers shared by the offline stages.
-#ifndef SPEAKERMEM_RETRIEVAL_TEXT_H_
-#define SPEAKERMEM_RETRIEVAL_TEXT_H_
+#ifndef SPEAKERMEM_TEXT_TEXT_H_
+#define SPEAKERMEM_TEXT_TEXT_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 
-namespace speakermem::retrieval {
+namespace speakermem::text {
 
 // English function words and question words (case-folded tokens).
 bool IsStopword(const std::string& token);
@@ -29,6 +29,6 @@ int FindTokenRun(const std::vector<std::string>& haystack, const std::vector<std
 // 64-bit FNV-1a, for feature hashing.
 uint64_t Fnv1a64(absl::string_view s, uint64_t seed = 0);
 
-}  // namespace speakermem::retrieval
+}  // namespace speakermem::text
 
-#endif  // SPEAKERMEM_RETRIEVAL_TEXT_H_
+#endif  // SPEAKERMEM_TEXT_TEXT_H_
