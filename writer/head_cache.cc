@@ -62,6 +62,26 @@ void HeadCache::Erase(const std::string& id) {
   heads.erase(it);
 }
 
+absl::Status HeadCache::Refresh(storage::Store* store, const storage::ChannelRef& ch,
+                                uint64_t counter) {
+  if (next_record == counter) return absl::OkStatus();
+  storage::RecordQuery q;
+  q.limit = UINT32_MAX;  // heads only
+  absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(ch, q);
+  if (!records.ok()) return records.status();
+  *this = HeadCache();
+  for (const auto& r : *records) Put(r);
+  next_record = counter;
+  return absl::OkStatus();
+}
+
+void HeadCache::Fold(const storage::SegmentApply& apply, uint64_t before) {
+  if (next_record != before) return;
+  for (const auto& [old_id, new_id] : apply.superseded) Erase(old_id);
+  for (const auto& r : apply.new_records) Put(r);
+  next_record = std::max(apply.next_record, before);
+}
+
 std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& seg,
                                    const HeadCache* cache, const WriterOptions& options) {
   std::set<std::string> speakers;

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "storage/store.h"
 #include "storage/types.h"
 #include "writer/segmenter.h"
 #include "writer/validate.h"
@@ -46,6 +48,12 @@ struct HeadCache {
 
   void Put(const storage::Record& r);
   void Erase(const std::string& id);
+  // Reloads the channel's heads from `store` when its record counter
+  // (`next_record`, from its WriterState) moved by other hands.
+  absl::Status Refresh(storage::Store* store, const storage::ChannelRef& ch, uint64_t next_record);
+  // Folds in a segment applied at record counter `before`, when the cache
+  // was current then (otherwise the next Refresh reloads it).
+  void Fold(const storage::SegmentApply& apply, uint64_t before);
 };
 
 // The heads shown to the Writer for `seg`: candidates (heads sharing a word

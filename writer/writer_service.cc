@@ -15,6 +15,7 @@
 #include "common/thread_priority.h"
 #include "storage/record_id.h"
 #include "storage/store.h"
+#include "writer/derive.h"
 #include "writer/head_cache.h"
 #include "writer/segmenter.h"
 #include "writer/transition_json.h"
@@ -84,11 +85,13 @@ class WriterServiceImpl final : public WriterService {
                                                   const std::string& dir,
                                                   std::chrono::steady_clock::time_point deadline);
   void RetryParked(const ChannelRef& ch);
-  // Model + validation for a segment. Non-OK when the model kept failing.
-  // `trace` (may be null) receives the input and the last output.
-  absl::StatusOr<ValidationReport> Derive(storage::Store* store, const ChannelRef& ch,
-                                          const Segment& seg, ValidationContext* ctx,
-                                          uint32_t* attempts, DeriveTrace* trace = nullptr);
+  // The channel's heads in `store`, brought up to date; null when they
+  // cannot be read. One segment per channel is in flight, so the entry is
+  // not changed under the segment (std::map nodes do not move).
+  HeadCache* Heads(storage::Store* store, const ChannelRef& ch, absl::Status* error);
+  // DeriveSegment with this service's model, options, backoff (ended by
+  // Stop) and usage listener; counts invalid output.
+  Derivation Derive(storage::Store* store, const ChannelRef& ch, const Segment& seg, bool trace);
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -341,116 +344,53 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
   if (!stopping()) RetryParked(ch);
 }
 
-absl::StatusOr<ValidationReport> WriterServiceImpl::Derive(storage::Store* store,
-                                                           const ChannelRef& ch, const Segment& seg,
-                                                           ValidationContext* ctx,
-                                                           uint32_t* attempts, DeriveTrace* trace) {
-  absl::StatusOr<std::vector<storage::RosterEntry>> roster = store->GetRoster(ch);
-  if (!roster.ok()) return roster.status();
-  for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
+HeadCache* WriterServiceImpl::Heads(storage::Store* store, const ChannelRef& ch,
+                                    absl::Status* error) {
   absl::StatusOr<storage::WriterState> state = store->GetWriterState(ch);
-  if (!state.ok()) return state.status();
-  const HeadCache* head_cache = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(heads_mu_);
-    HeadCache& cache = heads_[{store, ch}];
-    if (cache.next_record != state->next_record) {
-      storage::RecordQuery q;
-      q.limit = UINT32_MAX;  // heads only
-      absl::StatusOr<std::vector<storage::Record>> records = store->ListRecords(ch, q);
-      if (!records.ok()) return records.status();
-      cache = HeadCache();
-      for (const auto& r : *records) cache.Put(r);
-      cache.next_record = state->next_record;
-    }
-    // One segment per channel is in flight, so the cache entry is not
-    // changed under the segment; std::map nodes do not move.
-    ctx->records_ref = &cache.heads;
-    ctx->state_keys = &cache.keys;
-    head_cache = &cache;
+  if (!state.ok()) {
+    *error = state.status();
+    return nullptr;
   }
-  ctx->lookup = [store, ch](const std::string& id) -> std::optional<storage::Record> {
-    absl::StatusOr<storage::Record> r = store->GetRecord(ch, id);
-    if (!r.ok()) return std::nullopt;
-    return *r;
-  };
-  ctx->max_actions = std::max<size_t>(8, 2 * seg.messages.size());
+  std::lock_guard<std::mutex> lock(heads_mu_);
+  HeadCache& cache = heads_[{store, ch}];
+  *error = cache.Refresh(store, ch, state->next_record);
+  return error->ok() ? &cache : nullptr;
+}
 
-  WriterInput in;
-  in.roster = ctx->roster;
-  in.heads = BoundHeads(*ctx, seg, head_cache, options_);
-  in.max_actions = ctx->max_actions;
-  in.messages = ToWriterMessages(store, ch, seg.messages);
-  absl::Status last = absl::UnknownError("no attempt");
-  int backoff = options_.retry_backoff_ms;
-  for (int a = 0; a < std::max(1, options_.max_attempts); ++a) {
-    ++*attempts;
-    llm::StageCall call;
-    absl::StatusOr<WriterOutput> out = model_->Write(in, &call);
-    if (usage_listener_ && store == store_) {
-      usage_listener_(ch, call.usage.tokens_in + call.usage.tokens_out);
-    }
-    if (trace != nullptr && out.ok()) {
-      trace->heads = in.heads;
-      trace->roster = in.roster;
-      trace->raw_text = out->raw_text;
-      trace->actions = out->actions;
-      trace->json_valid = out->parse_error.empty();
-    }
-    if (out.ok() && out->parse_error.empty()) return ValidateActions(out->actions, *ctx);
-    if (out.ok()) {
-      metrics_.Rejected("invalid_json");
-      last = absl::InvalidArgumentError(absl::StrCat("invalid_json: ", out->parse_error));
-    } else {
-      last = out.status();
-    }
-    LOG_WARN("writer attempt failed")
-        .Str("channel", ch.channel)
-        .Int("first_seq", static_cast<int64_t>(seg.first_seq()))
-        .Int("attempt", a + 1)
-        .Str("error", last.message());
-    if (a + 1 < options_.max_attempts) {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (stop_cv_.wait_for(lock, std::chrono::milliseconds(backoff), [&] { return stopping_; })) {
-        return absl::CancelledError("stopping");
-      }
-      backoff *= 2;
-    }
+Derivation WriterServiceImpl::Derive(storage::Store* store, const ChannelRef& ch,
+                                     const Segment& seg, bool trace) {
+  absl::Status error;
+  HeadCache* heads = Heads(store, ch, &error);
+  if (heads == nullptr) {
+    Derivation d;
+    d.report = error;
+    return d;
   }
-  return last;
+  DeriveHooks hooks;
+  hooks.backoff = [this](std::chrono::milliseconds wait) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return !stop_cv_.wait_for(lock, wait, [&] { return stopping_; });
+  };
+  if (usage_listener_ && store == store_) {
+    hooks.usage = [this, &ch](uint64_t tokens) { usage_listener_(ch, tokens); };
+  }
+  Derivation d = DeriveSegment(store, ch, seg, *heads, model_.get(), options_, hooks, trace);
+  for (uint32_t i = 0; i < d.invalid_json; ++i) metrics_.Rejected("invalid_json");
+  return d;
 }
 
 bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
                                    const storage::WriterState& state, const Segment& seg) {
   auto start = std::chrono::steady_clock::now();
-  ValidationContext ctx;
-  uint32_t attempts = 0;
   const bool capture = options_.capture_trajectories && store == store_;
-  DeriveTrace trace;
-  absl::StatusOr<ValidationReport> report =
-      Derive(store, ch, seg, &ctx, &attempts, capture ? &trace : nullptr);
+  const Derivation d = Derive(store, ch, seg, capture);
+  const absl::StatusOr<ValidationReport>& report = d.report;
   if (absl::IsCancelled(report.status())) return false;  // stopping: stays pending
-  storage::SegmentApply apply;
-  std::string outcome = "applied";
-  if (report.ok()) {
-    // Every action refused: applied (the cursor moves), never counted as plainly so.
-    if (report->accepted.empty() && !report->rejected.empty()) outcome = "all_rejected";
-    apply = BuildApply(*report, ctx, seg.messages, state, clock_->NowMs());
-    if (capture) {
-      apply.transition = TransitionJson(seg, trace, *report, apply, clock_->NowMs());
-      apply.transition_seq = seg.first_seq();
-    }
-  } else {
-    // The model kept failing: set the segment aside and move on, so the
-    // channel's later messages are not held up. It is retried later.
-    apply.expected_cursor = state.cursor_seq;
-    apply.new_cursor = seg.last_seq();
-    apply.next_record = state.next_record;
-    apply.park = true;
-    apply.parked =
-        storage::ParkedSegment{seg.first_seq(), seg.last_seq(),
-                               std::string(report.status().message()), attempts, clock_->NowMs()};
-    outcome = "parked";
+  std::string outcome;
+  storage::SegmentApply apply = ApplyFor(d, seg, state, clock_->NowMs(), &outcome);
+  if (capture && report.ok()) {
+    apply.transition = TransitionJson(seg, d.trace, *report, apply, clock_->NowMs());
+    apply.transition_seq = seg.first_seq();
   }
   absl::Status s = store->ApplySegment(ch, apply);
   if (absl::IsAborted(s)) return true;  // applied already: re-read and go on
@@ -459,12 +399,7 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
   }
   if (s.ok()) {
     std::lock_guard<std::mutex> lock(heads_mu_);
-    HeadCache& cache = heads_[{store, ch}];
-    if (cache.next_record == state.next_record) {
-      for (const auto& [old_id, new_id] : apply.superseded) cache.Erase(old_id);
-      for (const auto& r : apply.new_records) cache.Put(r);
-      cache.next_record = std::max(apply.next_record, state.next_record);
-    }
+    heads_[{store, ch}].Fold(apply, state.next_record);
   }
   if (!s.ok()) {
     LOG_ERROR("writer apply failed").Str("channel", ch.channel).Str("error", s.message());
@@ -512,26 +447,20 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
     Segment seg{std::move(page->messages)};
     absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
     if (!state.ok()) return;
-    ValidationContext ctx;
-    uint32_t attempts = 0;
-    absl::StatusOr<ValidationReport> report = Derive(store_, ch, seg, &ctx, &attempts);
-    if (absl::IsCancelled(report.status())) return;
-    storage::SegmentApply apply;
-    if (report.ok()) {
-      apply = BuildApply(*report, ctx, seg.messages, *state, clock_->NowMs());
+    const Derivation d = Derive(store_, ch, seg, /*trace=*/false);
+    if (absl::IsCancelled(d.report.status())) return;
+    storage::SegmentApply apply = ApplyFor(d, seg, *state, clock_->NowMs(), nullptr);
+    if (d.report.ok()) {
       apply.unpark_first_seq = p.first_seq;
     } else {
-      apply.next_record = state->next_record;
-      apply.park = true;
-      apply.parked = p;
-      apply.parked.attempts += attempts;
-      apply.parked.parked_ms = clock_->NowMs();
-      apply.parked.reason = std::string(report.status().message());
+      apply.parked.attempts += p.attempts;
+      apply.parked.first_seq = p.first_seq;
+      apply.parked.last_seq = p.last_seq;
     }
     // A parked segment never moves the cursor.
     apply.expected_cursor = state->cursor_seq;
     apply.new_cursor = state->cursor_seq;
-    if (store_->ApplySegment(ch, apply).ok() && report.ok()) {
+    if (store_->ApplySegment(ch, apply).ok() && d.report.ok()) {
       metrics_.Segment("recovered");
       metrics_.ParkedDelta(-1);
     }

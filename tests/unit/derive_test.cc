@@ -1,0 +1,180 @@
+// The derivation of one segment (writer/derive.h) on a real store, without
+// the Writer's threads: the offline Writer's records applied and folded into
+// the head cache, an UPDATE against a head of an earlier segment, and a model
+// that keeps failing (parked, attempts and backoff) or is stopped.
+#include "writer/derive.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
+
+namespace speakermem::writer {
+namespace {
+
+using storage::ChannelRef;
+
+class Channel {
+ public:
+  Channel() {
+    storage::StoreOptions so;
+    so.path = dir_.path();
+    auto store = storage::Store::Open(so);
+    REQUIRE(store.ok());
+    store_ = std::move(*store);
+  }
+
+  // Appends messages (speaker, text) and returns them as one segment.
+  Segment Say(const std::vector<std::pair<std::string, std::string>>& lines) {
+    std::vector<storage::Message> msgs;
+    for (const auto& [speaker, text] : lines) {
+      storage::Message m;
+      m.message_id = "m" + std::to_string(++said_);
+      m.speaker = speaker;
+      m.text = text;
+      m.timestamp_ms = 1000 * said_;
+      m.session = "s1";
+      msgs.push_back(m);
+    }
+    REQUIRE(store_->AppendMessages(ch_, &msgs).ok());
+    return Segment{msgs};
+  }
+
+  storage::WriterState State() {
+    auto st = store_->GetWriterState(ch_);
+    REQUIRE(st.ok());
+    return *st;
+  }
+
+  Derivation Derive(const Segment& seg, WriterModel* model, const DeriveHooks& hooks) {
+    REQUIRE(heads_.Refresh(store_.get(), ch_, State().next_record).ok());
+    return DeriveSegment(store_.get(), ch_, seg, heads_, model, options_, hooks, false);
+  }
+
+  // Derives `seg` with `model` and applies it, as a Writer worker would.
+  Derivation DeriveAndApply(const Segment& seg, WriterModel* model, std::string* outcome,
+                            const DeriveHooks& hooks = {}) {
+    const storage::WriterState st = State();
+    REQUIRE(heads_.Refresh(store_.get(), ch_, st.next_record).ok());
+    Derivation d = DeriveSegment(store_.get(), ch_, seg, heads_, model, options_, hooks, true);
+    storage::SegmentApply apply = ApplyFor(d, seg, st, 5000, outcome);
+    REQUIRE(store_->ApplySegment(ch_, apply).ok());
+    heads_.Fold(apply, st.next_record);
+    return d;
+  }
+
+  std::vector<storage::Record> Records(bool with_superseded) {
+    storage::RecordQuery q;
+    q.include_superseded = with_superseded;
+    q.limit = UINT32_MAX;
+    auto r = store_->ListRecords(ch_, q);
+    REQUIRE(r.ok());
+    return *r;
+  }
+
+  WriterOptions options_;
+  HeadCache heads_;
+
+ private:
+  testing::TempDir dir_;
+  std::unique_ptr<storage::Store> store_;
+  ChannelRef ch_{"default", "c"};
+  int said_ = 0;
+};
+
+class FailingModel final : public WriterModel {
+ public:
+  explicit FailingModel(bool invalid_json) : invalid_json_(invalid_json) {}
+  absl::StatusOr<WriterOutput> Write(const WriterInput&, llm::StageCall*) override {
+    ++calls;
+    if (!invalid_json_) return absl::UnavailableError("model endpoint down");
+    WriterOutput out;
+    out.raw_text = "Sure! Here are the actions you asked for";
+    out.parse_error = "no JSON array";
+    return out;
+  }
+  int calls = 0;
+
+ private:
+  bool invalid_json_;
+};
+
+TEST_CASE("a segment derived without threads: records applied, then an UPDATE of a head",
+          "[writer][derive]") {
+  Channel c;
+  auto offline = NewOfflineWriter();
+  std::string outcome;
+  Derivation first = c.DeriveAndApply(
+      c.Say({{"Dana", "We will hold the offsite in Lisbon in the week of May 18."},
+             {"Omar", "I'm vegetarian, so I need a venue with real vegetarian food."},
+             {"Dana", "Thanks!"}}),
+      offline.get(), &outcome);
+  REQUIRE(first.report.ok());
+  CHECK(outcome == "applied");
+  CHECK(first.attempts == 1);
+  CHECK(first.trace.json_valid);
+  const std::vector<storage::Record> after_first = c.Records(false);
+  REQUIRE(after_first.size() == 2);
+  CHECK(c.heads_.heads.size() == 2);  // folded in: the cache is current
+  CHECK(c.heads_.next_record == c.State().next_record);
+
+  Derivation second = c.DeriveAndApply(
+      c.Say({{"Dana", "Change of plan: the offsite moves to Porto instead, same week."}}),
+      offline.get(), &outcome);
+  REQUIRE(second.report.ok());
+  REQUIRE(second.report->accepted.size() == 1);
+  CHECK(second.report->accepted[0].type == WriterAction::Type::kUpdate);
+  const std::vector<storage::Record> all = c.Records(true);
+  CHECK(all.size() == 3);
+  CHECK(c.Records(false).size() == 2);  // the Lisbon plan superseded, history kept
+  CHECK(c.heads_.heads.size() == 2);
+}
+
+TEST_CASE("a model that keeps failing parks the segment after its attempts, with backoff",
+          "[writer][derive]") {
+  Channel c;
+  c.options_.max_attempts = 3;
+  c.options_.retry_backoff_ms = 10;
+  std::vector<int64_t> waits;
+  DeriveHooks hooks;
+  hooks.backoff = [&](std::chrono::milliseconds ms) {
+    waits.push_back(ms.count());
+    return true;
+  };
+  SECTION("an endpoint error") {
+    FailingModel model(/*invalid_json=*/false);
+    std::string outcome;
+    Segment seg = c.Say({{"Dana", "I booked the venue in Porto."}});
+    Derivation d = c.DeriveAndApply(seg, &model, &outcome, hooks);
+    CHECK(absl::IsUnavailable(d.report.status()));
+    CHECK(outcome == "parked");
+    CHECK(model.calls == 3);
+    CHECK(d.attempts == 3);
+    CHECK(d.invalid_json == 0);
+    CHECK(waits == std::vector<int64_t>{10, 20});
+    CHECK(c.State().cursor_seq == seg.last_seq());  // later messages are not held up
+    CHECK(c.Records(true).empty());
+  }
+  SECTION("output that is not the actions' JSON is counted") {
+    FailingModel model(/*invalid_json=*/true);
+    std::string outcome;
+    Derivation d = c.DeriveAndApply(c.Say({{"Dana", "I booked it."}}), &model, &outcome, hooks);
+    CHECK(absl::IsInvalidArgument(d.report.status()));
+    CHECK(d.invalid_json == 3);
+    CHECK_FALSE(d.trace.json_valid);
+    CHECK(outcome == "parked");
+  }
+}
+
+TEST_CASE("a derivation whose backoff gives up ends CANCELLED after one attempt",
+          "[writer][derive]") {
+  Channel c;
+  FailingModel model(/*invalid_json=*/false);
+  DeriveHooks hooks;
+  hooks.backoff = [](std::chrono::milliseconds) { return false; };
+  Derivation d = c.Derive(c.Say({{"Dana", "I booked the venue."}}), &model, hooks);
+  CHECK(absl::IsCancelled(d.report.status()));
+  CHECK(model.calls == 1);
+}
+
+}  // namespace
+}  // namespace speakermem::writer
