@@ -78,8 +78,8 @@ storage::SegmentApply ApplyFor(const Derivation& d, const Segment& seg,
                                std::string* outcome) {
   if (d.report.ok()) {
     if (outcome != nullptr) {
-      *outcome = d.report->accepted.empty() && !d.report->rejected.empty() ? "all_rejected"
-                                                                           : "applied";
+      *outcome =
+          d.report->accepted.empty() && !d.report->rejected.empty() ? "all_rejected" : "applied";
     }
     return BuildApply(*d.report, d.ctx, seg.messages, state, now_ms);
   }
@@ -90,9 +90,9 @@ storage::SegmentApply ApplyFor(const Derivation& d, const Segment& seg,
   apply.new_cursor = seg.last_seq();
   apply.next_record = state.next_record;
   apply.park = true;
-  apply.parked = storage::ParkedSegment{seg.first_seq(), seg.last_seq(),
-                                        std::string(d.report.status().message()), d.attempts,
-                                        now_ms};
+  apply.parked =
+      storage::ParkedSegment{seg.first_seq(), seg.last_seq(),
+                             std::string(d.report.status().message()), d.attempts, now_ms};
   if (outcome != nullptr) *outcome = "parked";
   return apply;
 }

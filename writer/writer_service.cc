@@ -9,14 +9,14 @@
 #include <mutex>
 #include <thread>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
-#include "storage/record_id.h"
 #include "storage/store.h"
+#include "writer/correction.h"
 #include "writer/derive.h"
 #include "writer/head_cache.h"
+#include "writer/rederive.h"
 #include "writer/segmenter.h"
 #include "writer/transition_json.h"
 #include "writer/validate.h"
@@ -74,24 +74,22 @@ class WriterServiceImpl final : public WriterService {
   // REQUIRES: mu_ held.
   void EnqueueLocked(const ChannelRef& ch, ChannelWork* w);
   void ProcessChannel(const ChannelRef& ch);
-  // Derives one segment; returns false to stop processing the channel.
-  bool RunSegment(storage::Store* store, const ChannelRef& ch, const storage::WriterState& state,
-                  const Segment& seg);
-  // Rederive's work in the scratch store; the derived records and state.
-  absl::StatusOr<storage::WriterState> DeriveInto(storage::Store* scratch, const ChannelRef& ch,
-                                                  std::chrono::steady_clock::time_point deadline);
-  absl::StatusOr<storage::WriterState> RederiveIn(const ChannelRef& ch,
-                                                  const storage::ChannelInfo& info,
-                                                  const std::string& dir,
-                                                  std::chrono::steady_clock::time_point deadline);
+  // Derives one segment of `store` (the live store, or a re-derivation's
+  // scratch store) with the channel's `heads` there, applies it and folds
+  // it into `heads`; returns false to stop processing the channel.
+  bool RunSegment(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
+                  const storage::WriterState& state, const Segment& seg);
   void RetryParked(const ChannelRef& ch);
-  // The channel's heads in `store`, brought up to date; null when they
-  // cannot be read. One segment per channel is in flight, so the entry is
-  // not changed under the segment (std::map nodes do not move).
-  HeadCache* Heads(storage::Store* store, const ChannelRef& ch, absl::Status* error);
-  // DeriveSegment with this service's model, options, backoff (ended by
-  // Stop) and usage listener; counts invalid output.
-  Derivation Derive(storage::Store* store, const ChannelRef& ch, const Segment& seg, bool trace);
+  // The live store's head cache of the channel. Only the map is guarded:
+  // one segment per channel is in flight, and Exclusive drops an entry only
+  // while none is, so the entry is not used by two threads at once
+  // (std::map nodes do not move).
+  HeadCache* LiveHeads(const ChannelRef& ch);
+  // DeriveSegment with `heads` brought up to date, this service's model,
+  // options, backoff (ended by Stop) and usage listener; counts invalid
+  // output.
+  Derivation Derive(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
+                    const Segment& seg, bool trace);
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -113,10 +111,10 @@ class WriterServiceImpl final : public WriterService {
   std::condition_variable stop_cv_;             // stopping_ (the sweeper's and backoff sleeps)
   std::map<ChannelRef, ChannelWork> channels_;  // guarded by mu_
   std::mutex heads_mu_;
-  std::map<std::pair<storage::Store*, ChannelRef>, HeadCache> heads_;  // guarded by heads_mu_
-  std::deque<ChannelRef> queue_;                                       // guarded by mu_
-  bool started_ = false;                                               // guarded by mu_
-  bool stopping_ = false;                                              // guarded by mu_
+  std::map<ChannelRef, HeadCache> heads_;  // the map guarded by heads_mu_ (see LiveHeads)
+  std::deque<ChannelRef> queue_;           // guarded by mu_
+  bool started_ = false;                   // guarded by mu_
+  bool stopping_ = false;                  // guarded by mu_
   std::vector<std::thread> workers_;
   std::thread sweeper_;
 };
@@ -339,31 +337,23 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
       metrics_.Segment("deferred");
       return;
     }
-    if (!RunSegment(store_, ch, *state, **seg)) return;
+    if (!RunSegment(store_, LiveHeads(ch), ch, *state, **seg)) return;
   }
   if (!stopping()) RetryParked(ch);
 }
 
-HeadCache* WriterServiceImpl::Heads(storage::Store* store, const ChannelRef& ch,
-                                    absl::Status* error) {
-  absl::StatusOr<storage::WriterState> state = store->GetWriterState(ch);
-  if (!state.ok()) {
-    *error = state.status();
-    return nullptr;
-  }
+HeadCache* WriterServiceImpl::LiveHeads(const ChannelRef& ch) {
   std::lock_guard<std::mutex> lock(heads_mu_);
-  HeadCache& cache = heads_[{store, ch}];
-  *error = cache.Refresh(store, ch, state->next_record);
-  return error->ok() ? &cache : nullptr;
+  return &heads_[ch];
 }
 
-Derivation WriterServiceImpl::Derive(storage::Store* store, const ChannelRef& ch,
+Derivation WriterServiceImpl::Derive(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
                                      const Segment& seg, bool trace) {
-  absl::Status error;
-  HeadCache* heads = Heads(store, ch, &error);
-  if (heads == nullptr) {
+  absl::StatusOr<storage::WriterState> state = store->GetWriterState(ch);
+  absl::Status fresh = state.ok() ? heads->Refresh(store, ch, state->next_record) : state.status();
+  if (!fresh.ok()) {
     Derivation d;
-    d.report = error;
+    d.report = fresh;
     return d;
   }
   DeriveHooks hooks;
@@ -379,11 +369,11 @@ Derivation WriterServiceImpl::Derive(storage::Store* store, const ChannelRef& ch
   return d;
 }
 
-bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
+bool WriterServiceImpl::RunSegment(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
                                    const storage::WriterState& state, const Segment& seg) {
   auto start = std::chrono::steady_clock::now();
   const bool capture = options_.capture_trajectories && store == store_;
-  const Derivation d = Derive(store, ch, seg, capture);
+  const Derivation d = Derive(store, heads, ch, seg, capture);
   const absl::StatusOr<ValidationReport>& report = d.report;
   if (absl::IsCancelled(report.status())) return false;  // stopping: stays pending
   std::string outcome;
@@ -397,10 +387,7 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, const ChannelRef& ch,
   if (s.ok() && store == store_ && listener_ && !apply.new_records.empty()) {
     listener_(ch, apply.new_records);
   }
-  if (s.ok()) {
-    std::lock_guard<std::mutex> lock(heads_mu_);
-    heads_[{store, ch}].Fold(apply, state.next_record);
-  }
+  if (s.ok()) heads->Fold(apply, state.next_record);
   if (!s.ok()) {
     LOG_ERROR("writer apply failed").Str("channel", ch.channel).Str("error", s.message());
     return false;
@@ -447,7 +434,7 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
     Segment seg{std::move(page->messages)};
     absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
     if (!state.ok()) return;
-    const Derivation d = Derive(store_, ch, seg, /*trace=*/false);
+    const Derivation d = Derive(store_, LiveHeads(ch), ch, seg, /*trace=*/false);
     if (absl::IsCancelled(d.report.status())) return;
     storage::SegmentApply apply = ApplyFor(d, seg, *state, clock_->NowMs(), nullptr);
     if (d.report.ok()) {
@@ -470,8 +457,8 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
 absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
                                                            const std::string& record_id,
                                                            const std::string& content) {
-  std::string text(absl::StripAsciiWhitespace(content));
-  if (text.empty()) return absl::InvalidArgumentError("content: must not be empty");
+  absl::StatusOr<std::string> text = CorrectionText(content);
+  if (!text.ok()) return text.status();
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(ch);
@@ -479,138 +466,21 @@ absl::StatusOr<storage::Record> WriterServiceImpl::Correct(const ChannelRef& ch,
       return absl::UnavailableError("a re-derivation of this channel is running; retry after it");
     }
   }
-  if (text.size() > kMaxContentBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("content: ", text.size(), " bytes; the limit is ", kMaxContentBytes));
-  }
   for (int attempt = 0; attempt < 100; ++attempt) {
     absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
     if (!state.ok()) return state.status();
     absl::StatusOr<storage::Record> old = store_->GetRecord(ch, record_id);
     if (!old.ok()) return old.status();
-    if (!old->active()) {
-      return absl::FailedPreconditionError(absl::StrCat("record ", record_id, " is superseded by ",
-                                                        old->superseded_by,
-                                                        "; correct the current head"));
-    }
-    storage::Record r;
-    r.record_id = storage::RecordId(state->next_record);
-    r.content = text;
-    r.source = "operator";
-    r.owner = old->owner;
-    r.layer = old->layer;
-    r.utype = old->utype;
-    r.from_ids = old->from_ids;
-    r.valid_at_ms = clock_->NowMs();
-    r.created_ms = r.valid_at_ms;
-    r.writer_pos = "operator";
-    r.session = old->session;
-    r.supersedes = {old->record_id};
-    r.operator_locked = true;
-    storage::SegmentApply apply;
-    apply.expected_cursor = apply.new_cursor = state->cursor_seq;
-    apply.expected_next_record = state->next_record;
-    apply.next_record = state->next_record + 1;
-    apply.new_records = {r};
-    apply.superseded = {{old->record_id, r.record_id}};
-    absl::Status s = store_->ApplySegment(ch, apply);
+    absl::StatusOr<storage::SegmentApply> apply =
+        CorrectionApply(*old, *text, *state, clock_->NowMs());
+    if (!apply.ok()) return apply.status();
+    absl::Status s = store_->ApplySegment(ch, *apply);
     if (absl::IsAborted(s)) continue;  // the Writer wrote meanwhile: read again
     if (!s.ok()) return s;
-    if (listener_) listener_(ch, apply.new_records);
-    return r;
+    if (listener_) listener_(ch, apply->new_records);
+    return apply->new_records.front();
   }
   return absl::UnavailableError("the channel is too busy to take a correction; retry");
-}
-
-absl::StatusOr<storage::WriterState> WriterServiceImpl::DeriveInto(
-    storage::Store* scratch, const ChannelRef& ch, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    if (stopping()) return absl::UnavailableError("the Writer is stopping");
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return absl::DeadlineExceededError("re-derivation did not finish in time");
-    }
-    absl::StatusOr<storage::WriterState> state = scratch->GetWriterState(ch);
-    if (!state.ok()) return state.status();
-    absl::StatusOr<std::optional<Segment>> seg = NextSegment(scratch, ch, *state, options_.window);
-    if (!seg.ok()) return seg.status();
-    if (!seg->has_value()) return state;
-    if (!RunSegment(scratch, ch, *state, **seg)) {
-      return absl::UnavailableError("re-derivation stopped");
-    }
-    absl::StatusOr<std::vector<storage::ParkedSegment>> parked = scratch->ListParked(ch);
-    if (!parked.ok()) return parked.status();
-    if (!parked->empty()) {
-      return absl::UnavailableError(absl::StrCat(
-          "re-derivation failed on messages ", parked->front().first_seq, "-",
-          parked->front().last_seq, ": ", parked->front().reason, "; the old state is kept"));
-    }
-  }
-}
-
-absl::StatusOr<storage::WriterState> WriterServiceImpl::RederiveIn(
-    const ChannelRef& ch, const storage::ChannelInfo& info, const std::string& dir,
-    std::chrono::steady_clock::time_point deadline) {
-  storage::StoreOptions so;
-  so.path = dir;
-  so.block_cache_bytes = 8u << 20;
-  absl::StatusOr<std::unique_ptr<storage::Store>> scratch = storage::Store::Open(so);
-  if (!scratch.ok()) return scratch.status();
-  // Copy System 1. The scratch store numbers messages from 1; main_seq maps
-  // its seqs back (they differ once messages have been deleted).
-  std::vector<uint64_t> main_seq = {0};
-  storage::MessageQuery q;
-  q.limit = 1000;
-  for (;;) {
-    absl::StatusOr<storage::MessagePage> page = store_->ScanMessages(ch, q);
-    if (!page.ok()) return page.status();
-    if (!page->messages.empty()) {
-      for (const auto& m : page->messages) main_seq.push_back(m.seq);
-      std::vector<storage::Message> msgs = std::move(page->messages);
-      absl::StatusOr<storage::AppendResult> r = (*scratch)->AppendMessages(ch, &msgs);
-      if (!r.ok()) return r.status();
-    }
-    if (page->next_after_seq == 0) break;
-    q.after_seq = page->next_after_seq;
-  }
-  absl::Status s = (*scratch)->SetFlushUntil(ch, main_seq.size() - 1);
-  if (!s.ok()) return s;
-  absl::StatusOr<storage::WriterState> derived = DeriveInto(scratch->get(), ch, deadline);
-  {
-    std::lock_guard<std::mutex> lock(heads_mu_);
-    heads_.erase({scratch->get(), ch});  // the scratch store goes away
-  }
-  if (!derived.ok()) return derived.status();
-
-  storage::RecordQuery all;
-  all.include_superseded = true;
-  all.limit = UINT32_MAX;
-  absl::StatusOr<std::vector<storage::Record>> records = (*scratch)->ListRecords(ch, all);
-  if (!records.ok()) return records.status();
-  // Operator corrections survive, as locked records of their own.
-  absl::StatusOr<std::vector<storage::Record>> old = store_->ListRecords(ch, all);
-  if (!old.ok()) return old.status();
-  uint64_t next = derived->next_record;
-  for (storage::Record r : *old) {
-    if (!r.operator_locked || !r.active()) continue;
-    r.record_id = storage::RecordId(next++);
-    r.supersedes.clear();
-    records->push_back(std::move(r));
-  }
-  absl::StatusOr<storage::WriterState> current = store_->GetWriterState(ch);
-  if (!current.ok()) return current.status();
-  storage::WriterState out;
-  out.cursor_seq = main_seq[std::min<size_t>(derived->cursor_seq, main_seq.size() - 1)];
-  out.next_record = next;
-  out.flush_until = std::max(current->flush_until, info.last_seq);
-  out.segments = derived->segments;
-  s = store_->ReplaceDerived(ch, *records, out);
-  if (!s.ok()) return s;
-  Applied(ch, out.cursor_seq);
-  LOG_INFO("re-derived channel")
-      .Str("channel", ch.channel)
-      .Int("records", static_cast<int64_t>(records->size()))
-      .Int("segments", static_cast<int64_t>(out.segments));
-  return out;
 }
 
 absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
@@ -640,7 +510,13 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
   std::string dir =
       absl::StrCat(base, "/speakermem-rederive-",
                    std::hash<std::string>()(ch.tenant + '\0' + ch.channel), "-", clock_->NowMs());
-  absl::StatusOr<storage::WriterState> result = RederiveIn(ch, *info, dir, deadline);
+  RederiveJob job{store_, ch, *info, dir, options_.window, deadline};
+  absl::StatusOr<storage::WriterState> result = RederiveInScratch(
+      job,
+      [this, &ch](storage::Store* scratch, HeadCache* heads, const storage::WriterState& state,
+                  const Segment& seg) { return RunSegment(scratch, heads, ch, state, seg); },
+      [this] { return stopping(); });
+  if (result.ok()) Applied(ch, result->cursor_seq);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   release();
@@ -674,7 +550,7 @@ absl::Status WriterServiceImpl::Exclusive(const ChannelRef& ch, std::chrono::mil
   absl::Status s = fn();
   {
     std::lock_guard<std::mutex> lock(heads_mu_);
-    heads_.erase({store_, ch});
+    heads_.erase(ch);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ChannelWork& w = channels_[ch];

@@ -6,7 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "storage/record_id.h"
 #include "tests/test_util.h"
+#include "writer/correction.h"
+#include "writer/rederive.h"
 
 namespace speakermem::writer {
 namespace {
@@ -70,6 +73,9 @@ class Channel {
     REQUIRE(r.ok());
     return *r;
   }
+
+  storage::Store* store() { return store_.get(); }
+  const ChannelRef& channel() const { return ch_; }
 
   WriterOptions options_;
   HeadCache heads_;
@@ -174,6 +180,76 @@ TEST_CASE("a derivation whose backoff gives up ends CANCELLED after one attempt"
   Derivation d = c.Derive(c.Say({{"Dana", "I booked the venue."}}), &model, hooks);
   CHECK(absl::IsCancelled(d.report.status()));
   CHECK(model.calls == 1);
+}
+
+TEST_CASE("a correction supersedes a current head with a locked operator record",
+          "[writer][derive]") {
+  CHECK(absl::IsInvalidArgument(CorrectionText("  \n ").status()));
+  CHECK(absl::IsInvalidArgument(CorrectionText(std::string(kMaxContentBytes + 1, 'x')).status()));
+  REQUIRE(CorrectionText("  Omar eats fish. ").ok());
+  CHECK(*CorrectionText("  Omar eats fish. ") == "Omar eats fish.");
+
+  storage::Record old;
+  old.record_id = storage::RecordId(3);
+  old.owner = "Omar";
+  old.layer = "core";
+  old.from_ids = {"m1"};
+  storage::WriterState state;
+  state.cursor_seq = 9;
+  state.next_record = 7;
+  absl::StatusOr<storage::SegmentApply> apply = CorrectionApply(old, "Omar eats fish.", state, 42);
+  REQUIRE(apply.ok());
+  REQUIRE(apply->new_records.size() == 1);
+  const storage::Record& r = apply->new_records[0];
+  CHECK(r.record_id == storage::RecordId(7));
+  CHECK(r.operator_locked);
+  CHECK(r.source == "operator");
+  CHECK(r.owner == "Omar");
+  CHECK(r.from_ids == std::vector<std::string>{"m1"});
+  CHECK(r.supersedes == std::vector<std::string>{old.record_id});
+  CHECK(apply->expected_next_record == 7);
+  CHECK(apply->next_record == 8);
+  CHECK(apply->new_cursor == 9);  // a correction never moves the Writer's cursor
+  old.superseded_by = storage::RecordId(5);
+  CHECK(absl::IsFailedPrecondition(CorrectionApply(old, "x", state, 42).status()));
+}
+
+TEST_CASE("re-derivation in a scratch store replaces the channel's records in one write",
+          "[writer][derive]") {
+  Channel c;
+  auto offline = NewOfflineWriter();
+  std::string outcome;
+  c.DeriveAndApply(c.Say({{"Dana", "We will hold the offsite in Lisbon in May."},
+                          {"Omar", "I'm vegetarian, so I need real vegetarian food."}}),
+                   offline.get(), &outcome);
+  REQUIRE(c.Records(true).size() == 2);
+  testing::TempDir scratch;
+  RederiveJob job{
+      c.store(),          c.channel(), *c.store()->GetChannelInfo(c.channel()),
+      scratch.Sub("run"), 25,          std::chrono::steady_clock::now() + std::chrono::minutes(1)};
+  int segments = 0;
+  SegmentRunner run = [&](storage::Store* store, HeadCache* heads,
+                          const storage::WriterState& state, const Segment& seg) {
+    ++segments;
+    REQUIRE(heads->Refresh(store, c.channel(), state.next_record).ok());
+    Derivation d =
+        DeriveSegment(store, c.channel(), seg, *heads, offline.get(), c.options_, {}, false);
+    storage::SegmentApply apply = ApplyFor(d, seg, state, 5000, nullptr);
+    return store->ApplySegment(c.channel(), apply).ok();
+  };
+  SECTION("the same records again, the cursor at the channel's end") {
+    absl::StatusOr<storage::WriterState> out = RederiveInScratch(job, run, [] { return false; });
+    REQUIRE(out.ok());
+    CHECK(segments == 1);
+    CHECK(out->cursor_seq == 2);
+    CHECK(c.Records(true).size() == 2);
+  }
+  SECTION("stopping keeps the old state") {
+    absl::StatusOr<storage::WriterState> out = RederiveInScratch(job, run, [] { return true; });
+    CHECK(absl::IsUnavailable(out.status()));
+    CHECK(segments == 0);
+    CHECK(c.Records(true).size() == 2);
+  }
 }
 
 }  // namespace
