@@ -5,16 +5,13 @@
 
 #include "common/log.h"
 #include "common/thread_priority.h"
-#include "prometheus/counter.h"
-#include "prometheus/gauge.h"
-#include "prometheus/registry.h"
 #include "retrieval/pipeline.h"
 #include "storage/record_id.h"
 
 namespace speakermem::engine {
 
 Embedder::Embedder(storage::Store* store, retrieval::EmbedStage* embed,
-                   retrieval::VectorIndex* index, prometheus::Registry* registry,
+                   retrieval::VectorIndex* index, metrics::Registry* registry,
                    RecordSink record_sink, std::shared_mutex* gate, size_t batch,
                    size_t max_pending)
     : store_(store),
@@ -25,20 +22,16 @@ Embedder::Embedder(storage::Store* store, retrieval::EmbedStage* embed,
       batch_(batch),
       max_pending_(max_pending) {
   if (registry == nullptr) return;
-  pending_gauge_ = &prometheus::BuildGauge()
-                        .Name("speakermem_embed_pending_messages")
-                        .Help("Messages waiting for their embedding.")
-                        .Register(*registry)
-                        .Add({});
-  auto& c = prometheus::BuildCounter()
-                .Name("speakermem_embed_messages_total")
-                .Help(
-                    "Message embeddings by outcome: stored, dropped (queue full; found "
-                    "again at start), failed (retried).")
-                .Register(*registry);
-  embedded_ = &c.Add({{"outcome", "stored"}});
-  dropped_ = &c.Add({{"outcome", "dropped"}});
-  failures_ = &c.Add({{"outcome", "failed"}});
+  pending_gauge_ =
+      &registry
+           ->Gauges("speakermem_embed_pending_messages", "Messages waiting for their embedding.")
+           .With({});
+  auto& c = registry->Counters("speakermem_embed_messages_total",
+                               "Message embeddings by outcome: stored, dropped (queue full; "
+                               "found again at start), failed (retried).");
+  embedded_ = &c.With({{"outcome", "stored"}});
+  dropped_ = &c.With({{"outcome", "dropped"}});
+  failures_ = &c.With({{"outcome", "failed"}});
 }
 
 Embedder::~Embedder() { Stop(); }

@@ -21,15 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "metrics/metrics.h"
 #include "retrieval/stages.h"
 #include "retrieval/vector_index.h"
 #include "storage/store.h"
-
-namespace prometheus {
-class Registry;
-class Gauge;
-class Counter;
-}  // namespace prometheus
 
 namespace speakermem::engine {
 
@@ -45,7 +40,7 @@ class Embedder {
   // written; deletions hold it exclusively, and a batch only stores vectors
   // of messages (same text) and records that still exist.
   Embedder(storage::Store* store, retrieval::EmbedStage* embed, retrieval::VectorIndex* index,
-           prometheus::Registry* registry, RecordSink record_sink = nullptr,
+           metrics::Registry* registry, RecordSink record_sink = nullptr,
            std::shared_mutex* gate = nullptr, size_t batch = 64, size_t max_pending = 1000000);
   ~Embedder();
 
@@ -86,10 +81,10 @@ class Embedder {
   std::shared_mutex* const gate_;
   const size_t batch_;
   const size_t max_pending_;
-  prometheus::Gauge* pending_gauge_ = nullptr;
-  prometheus::Counter* embedded_ = nullptr;
-  prometheus::Counter* dropped_ = nullptr;
-  prometheus::Counter* failures_ = nullptr;
+  metrics::Gauge* pending_gauge_ = nullptr;
+  metrics::Counter* embedded_ = nullptr;
+  metrics::Counter* dropped_ = nullptr;
+  metrics::Counter* failures_ = nullptr;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -75,7 +75,7 @@ std::string EmbedFingerprint(const llm::ModelsConfig& models) {
 
 absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& options, Clock* clock,
                                                      llm::LlmMetrics* metrics,
-                                                     prometheus::Registry* registry) {
+                                                     metrics::Registry* registry) {
   if (options.writer.window == 0) return absl::InvalidArgumentError("writer.window: must be > 0");
   SM_ASSIGN_OR_RETURN(retrieval::QueryStages stages,
                       retrieval::BuildQueryStages(options.models, metrics));

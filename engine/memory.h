@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "engine/embedder.h"
 #include "llm/config.h"
+#include "metrics/metrics.h"
 #include "retrieval/budget_policy.h"
 #include "retrieval/pipeline.h"
 #include "retrieval/retriever.h"
@@ -28,10 +29,6 @@
 #include "storage/types.h"
 #include "storage/validation.h"
 #include "writer/writer_service.h"
-
-namespace prometheus {
-class Registry;
-}
 
 namespace speakermem::retrieval {
 class LexicalIndex;
@@ -123,7 +120,7 @@ class Memory {
   // when a stage's API key variable is unset.
   static absl::StatusOr<std::unique_ptr<Memory>> Open(const MemoryOptions& options, Clock* clock,
                                                       llm::LlmMetrics* metrics = nullptr,
-                                                      prometheus::Registry* registry = nullptr);
+                                                      metrics::Registry* registry = nullptr);
 
   // Starts / stops the background work: the Writer's workers and the
   // embedder (Stop lets in-flight work finish; pending work stays in the

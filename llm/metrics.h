@@ -4,17 +4,14 @@
 
 #include <string>
 
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
+#include "metrics/metrics.h"
 
 namespace speakermem::llm {
 
 // Safe for concurrent use.
 class LlmMetrics {
  public:
-  explicit LlmMetrics(prometheus::Registry* registry);
+  explicit LlmMetrics(metrics::Registry* registry);
 
   // outcome: "ok" or a lower-case canonical code ("deadline_exceeded").
   void ObserveCall(const std::string& stage, const std::string& outcome, double seconds);
@@ -29,13 +26,13 @@ class LlmMetrics {
   void CountFormatStepDown(const std::string& stage, const std::string& to);
 
  private:
-  prometheus::Family<prometheus::Counter>& calls_;
-  prometheus::Family<prometheus::Histogram>& latency_;
-  prometheus::Family<prometheus::Counter>& tokens_;
-  prometheus::Family<prometheus::Counter>& retries_;
-  prometheus::Family<prometheus::Counter>& fallbacks_;
-  prometheus::Family<prometheus::Counter>& coercions_;
-  prometheus::Family<prometheus::Counter>& step_downs_;
+  metrics::Family<metrics::Counter>& calls_;
+  metrics::Family<metrics::Histogram>& latency_;
+  metrics::Family<metrics::Counter>& tokens_;
+  metrics::Family<metrics::Counter>& retries_;
+  metrics::Family<metrics::Counter>& fallbacks_;
+  metrics::Family<metrics::Counter>& coercions_;
+  metrics::Family<metrics::Counter>& step_downs_;
 };
 
 }  // namespace speakermem::llm

@@ -16,10 +16,6 @@
 #include "absl/strings/string_view.h"
 #include "llm/config.h"
 
-namespace prometheus {
-class Registry;
-}
-
 namespace speakermem::llm {
 
 class LlmMetrics;

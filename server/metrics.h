@@ -1,28 +1,18 @@
-// The server's Prometheus metrics. Names are prefixed speakermem_ and never
+// The server's metrics. Names are prefixed speakermem_ and never
 // carry tenant or channel labels (cardinality).
 #ifndef SPEAKERMEM_SERVER_METRICS_H_
 #define SPEAKERMEM_SERVER_METRICS_H_
 
-#include <functional>
-#include <memory>
 #include <string>
 
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
-
-namespace speakermem::storage {
-class Store;
-}
+#include "metrics/metrics.h"
 
 namespace speakermem::server {
 
-// Safe for concurrent use (prometheus-cpp metrics are atomic).
+// Safe for concurrent use.
 class ServerMetrics {
  public:
-  explicit ServerMetrics(prometheus::Registry* registry);
+  explicit ServerMetrics(metrics::Registry* registry);
 
   // One finished RPC: method name ("Ingest"), canonical code name ("OK").
   void ObserveRpc(const std::string& method, const std::string& code, double seconds);
@@ -36,21 +26,17 @@ class ServerMetrics {
   void SetIndexRebuild(double seconds, uint64_t messages);
 
  private:
-  prometheus::Family<prometheus::Histogram>& rpc_latency_;
-  prometheus::Family<prometheus::Histogram>* stage_latency_ = nullptr;
-  prometheus::Histogram* lag_messages_ = nullptr;
-  prometheus::Histogram* lag_seconds_ = nullptr;
-  prometheus::Counter& ingested_;
-  prometheus::Counter& duplicates_;
-  prometheus::Counter& rejected_batches_;
-  prometheus::Gauge& ready_;
-  prometheus::Gauge& rebuild_seconds_;
-  prometheus::Gauge& rebuild_messages_;
+  metrics::Family<metrics::Histogram>& rpc_latency_;
+  metrics::Family<metrics::Histogram>& stage_latency_;
+  metrics::Histogram& lag_messages_;
+  metrics::Histogram& lag_seconds_;
+  metrics::Counter& ingested_;
+  metrics::Counter& duplicates_;
+  metrics::Counter& rejected_batches_;
+  metrics::Gauge& ready_;
+  metrics::Gauge& rebuild_seconds_;
+  metrics::Gauge& rebuild_messages_;
 };
-
-// A collectable reporting speakermem_store_size_bytes (what `size` returns)
-// at scrape time.
-std::shared_ptr<prometheus::Collectable> NewStoreSizeCollector(std::function<uint64_t()> size);
 
 }  // namespace speakermem::server
 

@@ -19,8 +19,7 @@
 #include "common/status_macros.h"
 #include "engine/memory.h"
 #include "llm/metrics.h"
-#include "prometheus/registry.h"
-#include "prometheus/text_serializer.h"
+#include "metrics/prometheus_registry.h"
 #include "server/auth.h"
 #include "server/limits.h"
 #include "server/metrics.h"
@@ -68,11 +67,10 @@ class ServerImpl final : public Server {
   void Rebuild();
 
   const ServerConfig config_;
-  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<metrics::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<llm::LlmMetrics> llm_metrics_;
   std::unique_ptr<engine::Memory> memory_;  // uses the metrics above
-  std::shared_ptr<prometheus::Collectable> store_size_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   std::unique_ptr<KeyStore> keys_;
   std::unique_ptr<Limiter> limiter_;
@@ -91,7 +89,7 @@ class ServerImpl final : public Server {
 };
 
 absl::Status ServerImpl::Init() {
-  registry_ = std::make_shared<prometheus::Registry>();
+  registry_ = metrics::NewPrometheusRegistry();
   metrics_ = std::make_unique<ServerMetrics>(registry_.get());
   llm_metrics_ = std::make_unique<llm::LlmMetrics>(registry_.get());
   engine::MemoryOptions memory_options = config_.memory;
@@ -100,17 +98,13 @@ absl::Status ServerImpl::Init() {
                                                     llm_metrics_.get(), registry_.get()));
   metrics_->SetReady(false);
   if (!config_.metrics_listen.empty()) {
-    store_size_ = NewStoreSizeCollector([m = memory_.get()] { return m->ApproximateSizeBytes(); });
+    registry_->GaugeAtScrape(
+        "speakermem_store_size_bytes",
+        "Approximate bytes of the store: SST files, memtables and WAL.",
+        [m = memory_.get()] { return static_cast<double>(m->ApproximateSizeBytes()); });
     SM_ASSIGN_OR_RETURN(metrics_http_,
                         MetricsHttpServer::Start(
-                            config_.metrics_listen,
-                            [this] {
-                              std::vector<prometheus::MetricFamily> families = registry_->Collect();
-                              for (auto& f : store_size_->Collect()) {
-                                families.push_back(std::move(f));
-                              }
-                              return prometheus::TextSerializer().Serialize(families);
-                            },
+                            config_.metrics_listen, [this] { return registry_->Exposition(); },
                             config_.tls_cert_file, config_.tls_key_file));
     metrics_port_ = metrics_http_->port();
   }

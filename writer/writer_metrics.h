@@ -1,24 +1,17 @@
-// The Writer's Prometheus metrics; every method is a no-op without a
+// The Writer's metrics; every method is a no-op without a
 // registry. Internal to writer/.
 #ifndef SPEAKERMEM_WRITER_WRITER_METRICS_H_
 #define SPEAKERMEM_WRITER_WRITER_METRICS_H_
 
 #include <string>
 
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
-
-namespace prometheus {
-class Registry;
-}
+#include "metrics/metrics.h"
 
 namespace speakermem::writer {
 
 class WriterMetrics {
  public:
-  explicit WriterMetrics(prometheus::Registry* r);
+  explicit WriterMetrics(metrics::Registry* r);
   void SetBacklog(double v) {
     if (backlog_) backlog_->Set(v);
   }
@@ -29,26 +22,26 @@ class WriterMetrics {
     if (latency_) latency_->Observe(secs);
   }
   void Segment(const std::string& outcome) {
-    if (segments_) segments_->Add({{"outcome", outcome}}).Increment();
+    if (segments_) segments_->With({{"outcome", outcome}}).Increment();
   }
   void Action(const std::string& type, double n) {
-    if (actions_ && n > 0) actions_->Add({{"type", type}}).Increment(n);
+    if (actions_ && n > 0) actions_->With({{"type", type}}).Increment(n);
   }
   void Rejected(const std::string& reason) {
-    if (rejected_) rejected_->Add({{"reason", reason}}).Increment();
+    if (rejected_) rejected_->With({{"reason", reason}}).Increment();
   }
   void ParkedDelta(double d) {
     if (parked_) parked_->Increment(d);
   }
 
  private:
-  prometheus::Gauge* backlog_ = nullptr;
-  prometheus::Gauge* queue_ = nullptr;
-  prometheus::Histogram* latency_ = nullptr;
-  prometheus::Family<prometheus::Counter>* segments_ = nullptr;
-  prometheus::Family<prometheus::Counter>* actions_ = nullptr;
-  prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
-  prometheus::Gauge* parked_ = nullptr;
+  metrics::Gauge* backlog_ = nullptr;
+  metrics::Gauge* queue_ = nullptr;
+  metrics::Histogram* latency_ = nullptr;
+  metrics::Family<metrics::Counter>* segments_ = nullptr;
+  metrics::Family<metrics::Counter>* actions_ = nullptr;
+  metrics::Family<metrics::Counter>* rejected_ = nullptr;
+  metrics::Gauge* parked_ = nullptr;
 };
 
 }  // namespace speakermem::writer

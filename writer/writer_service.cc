@@ -43,7 +43,7 @@ struct ChannelWork {
 class WriterServiceImpl final : public WriterService {
  public:
   WriterServiceImpl(storage::Store* store, std::unique_ptr<WriterModel> model,
-                    const WriterOptions& options, Clock* clock, prometheus::Registry* registry)
+                    const WriterOptions& options, Clock* clock, metrics::Registry* registry)
       : store_(store),
         model_(std::move(model)),
         options_(options),
@@ -528,7 +528,7 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
 std::unique_ptr<WriterService> WriterService::Create(storage::Store* store,
                                                      std::unique_ptr<WriterModel> model,
                                                      const WriterOptions& options, Clock* clock,
-                                                     prometheus::Registry* registry) {
+                                                     metrics::Registry* registry) {
   return std::make_unique<WriterServiceImpl>(store, std::move(model), options, clock, registry);
 }
 

@@ -13,13 +13,10 @@
 
 #include "absl/status/status.h"
 #include "common/clock.h"
+#include "metrics/metrics.h"
 #include "storage/store.h"
 #include "storage/types.h"
 #include "writer/writer_model.h"
-
-namespace prometheus {
-class Registry;
-}
 
 namespace speakermem::storage {
 class Store;
@@ -67,7 +64,7 @@ class WriterService {
   static std::unique_ptr<WriterService> Create(storage::Store* store,
                                                std::unique_ptr<WriterModel> model,
                                                const WriterOptions& options, Clock* clock,
-                                               prometheus::Registry* registry);
+                                               metrics::Registry* registry);
   virtual ~WriterService() = default;
 
   // Called (on a Writer thread) with the records each applied segment or

@@ -8,9 +8,8 @@
 #include "eval/judge.h"
 #include "llm/metrics.h"
 #include "llm/model_client.h"
+#include "metrics/prometheus_registry.h"
 #include "nlohmann/json.hpp"
-#include "prometheus/registry.h"
-#include "prometheus/text_serializer.h"
 #include "retrieval/stages.h"
 #include "tests/fake/fake_model_server.h"
 #include "tests/test_util.h"
@@ -299,7 +298,7 @@ TEST_CASE("the API key never appears in errors, logs or metrics", "[gateway][sec
   std::vector<std::string> lines;
   SetLogSink([&](absl::string_view l) { lines.emplace_back(l); });
   SetLogLevel(LogLevel::kDebug);
-  auto registry = std::make_shared<prometheus::Registry>();
+  auto registry = metrics::NewPrometheusRegistry();
   llm::LlmMetrics metrics(registry.get());
   auto c = Endpoint(fake);
   c.api_key_env = "SECRET_VAR";
@@ -317,7 +316,7 @@ TEST_CASE("the API key never appears in errors, logs or metrics", "[gateway][sec
   CHECK(std::string(r2.status().message()).find(key) == std::string::npos);
   for (const auto& l : lines) CHECK(l.find(key) == std::string::npos);
   CHECK_FALSE(lines.empty());  // the retry was logged
-  std::string exposition = prometheus::TextSerializer().Serialize(registry->Collect());
+  std::string exposition = registry->Exposition();
   CHECK(exposition.find(key) == std::string::npos);
   CHECK(exposition.find("speakermem_model_calls_total") != std::string::npos);
 }
@@ -379,7 +378,7 @@ TEST_CASE("each query stage falls back to its safe default when the model fails"
           "[gateway][stages][fallback]") {
   FakeModelServer fake;
   fake.SetDefault([](const testing::FakeRequest&) { return Status(500); });
-  auto registry = std::make_shared<prometheus::Registry>();
+  auto registry = metrics::NewPrometheusRegistry();
   llm::LlmMetrics metrics(registry.get());
   auto stages = retrieval::BuildQueryStages(AllOnFake(fake), &metrics, [](auto&) { return ""; });
   REQUIRE_OK(stages);
@@ -415,7 +414,7 @@ TEST_CASE("each query stage falls back to its safe default when the model fails"
   CHECK(ans->answer.find("surfing") != std::string::npos);
   CHECK(ac.note.find("fallback") == 0);
 
-  std::string exposition = prometheus::TextSerializer().Serialize(registry->Collect());
+  std::string exposition = registry->Exposition();
   for (const char* stage : {"project", "select", "sufficiency", "answer"}) {
     INFO(stage);
     CHECK(exposition.find(std::string("speakermem_stage_fallbacks_total{stage=\"") + stage +

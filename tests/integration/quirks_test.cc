@@ -9,9 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "llm/metrics.h"
+#include "metrics/prometheus_registry.h"
 #include "nlohmann/json.hpp"
-#include "prometheus/registry.h"
-#include "prometheus/text_serializer.h"
 #include "retrieval/stages.h"
 #include "tests/fake/fake_model_server.h"
 #include "tests/fake/standard_reply.h"
@@ -73,7 +72,7 @@ struct QueryRun {
 QueryRun RunQueryStages(FakeModelServer* fake, std::map<std::string, QuirkSpec> quirks,
                         int rounds = 1) {
   fake->SetDefault(testing::QuirkyHandler(CleanQueryReply, std::move(quirks)));
-  auto registry = std::make_shared<prometheus::Registry>();
+  auto registry = metrics::NewPrometheusRegistry();
   llm::LlmMetrics metrics(registry.get());
   auto stages = retrieval::BuildQueryStages(AllOn(*fake), &metrics, [](auto&) { return ""; });
   REQUIRE_OK(stages);
@@ -100,7 +99,7 @@ QueryRun RunQueryStages(FakeModelServer* fake, std::map<std::string, QuirkSpec> 
     REQUIRE_OK(a);
     run.answer = *a;
   }
-  run.exposition = prometheus::TextSerializer().Serialize(registry->Collect());
+  run.exposition = registry->Exposition();
   return run;
 }
 
