@@ -454,24 +454,8 @@ absl::StatusOr<QueryResult> Memory::Query(const QueryParams& params, bool answer
                        " were not all embedded in time (the embedding model is behind)"));
     }
   }
-  retrieval::PipelineRequest req;
-  req.channel = params.channel;
-  req.question = params.question;
-  req.asker = params.asker;
-  req.start_ms = params.start_ms;
-  req.end_ms = params.end_ms;
-  req.budgets = params.budgets;
-  req.tense = params.tense;
-  req.mode = params.mode;
-  req.stages = params.stages;
-  req.system2 = params.system2;
-  req.deadline = params.deadline;
-  req.recall = params.recall;
-  req.rows = params.rows;
+  retrieval::PipelineRequest req = params;  // the pipeline's part of the query
   req.answer = answer;
-  req.options = params.options;
-  req.on_evidence = params.on_evidence;
-  req.on_delta = params.on_delta;
   QueryResult result;
   SM_ASSIGN_OR_RETURN(result.pipeline, pipeline_->Run(req));
   result.pipeline.freshness.waited = params.fresh;

@@ -76,21 +76,12 @@ struct GetMessagesParams {
   std::string page_token;
 };
 
-struct QueryParams {
-  storage::ChannelRef channel;
-  std::string question;
-  std::string asker;
-  int64_t start_ms = 0;
-  int64_t end_ms = 0;
-  retrieval::Budgets budgets;  // already defaulted and checked by the caller
-  std::optional<retrieval::Tense> tense;
-  retrieval::RecallMode mode = retrieval::RecallMode::kHybrid;
-  bool stages = true;                // false for the BM25-only / dense-only baselines
-  bool system2 = true;               // false: System 1 evidence only (no S2 rows)
-  std::vector<std::string> options;  // multiple choice: LETTER: text
-  // Overrides the recall constants for this query (evaluation sweeps).
-  std::optional<retrieval::RecallParams> recall;
-  std::optional<retrieval::RowParams> rows;
+// A query: the pipeline's request (retrieval::PipelineRequest: channel,
+// question, budgets already defaulted and checked by the caller, tense,
+// mode, stages, System 2 on or off, options, overrides, deadline, streaming
+// callbacks; its `answer` is set by Memory::Query) and what the engine does
+// before running it.
+struct QueryParams : retrieval::PipelineRequest {
   // Strict freshness: wait up to fresh_timeout for the Writer to derive
   // every message stored so far before retrieving.
   bool fresh = false;
@@ -98,11 +89,6 @@ struct QueryParams {
   // Read-your-writes: wait (fresh_timeout at most) until every message up
   // to this seq is indexed, dense index included. 0: no wait.
   uint64_t min_seq = 0;
-  // The caller's deadline (retrieval::PipelineRequest::deadline).
-  std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
-  // Streaming (retrieval::PipelineRequest::on_evidence and on_delta).
-  std::function<bool(const retrieval::PipelineResult&)> on_evidence = nullptr;
-  std::function<bool(absl::string_view)> on_delta = nullptr;
 };
 
 struct QueryResult {
