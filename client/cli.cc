@@ -323,12 +323,10 @@ absl::StatusOr<v1::QueryResponse> StreamQuery(client::Client* c, const v1::Query
 }
 
 int CmdQuery(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("query: --channel is required");
   std::string question;
   for (size_t i = 1; i < args.positional.size(); ++i) {
     question += (i > 1 ? " " : "") + args.positional[i];
   }
-  if (question.empty()) return Usage("query: give a QUESTION");
   v1::QueryRequest req;
   req.set_channel(args.Get("channel"));
   req.set_question(question);
@@ -385,7 +383,6 @@ int CmdQuery(client::Client* c, const Args& args) {
 }
 
 int CmdMessages(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("messages: --channel is required");
   v1::GetMessagesRequest req;
   req.set_channel(args.Get("channel"));
   req.set_speaker(args.Get("speaker"));
@@ -419,25 +416,19 @@ int CmdMessages(client::Client* c, const Args& args) {
 }
 
 int CmdRoster(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("roster: --channel is required");
   v1::GetRosterRequest req;
   req.set_channel(args.Get("channel"));
-  auto resp = c->GetRoster(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-    return 0;
-  }
-  std::printf("%-20s %-24s %8s  %-16s  %s\n", "speaker_id", "aliases", "messages", "first seen",
-              "last seen");
-  for (const auto& e : resp->speakers()) {
-    std::string aliases;
-    for (const auto& a : e.aliases()) aliases += (aliases.empty() ? "" : ", ") + a;
-    std::printf("%-20s %-24s %8llu  %-16s  %s\n", e.speaker_id().c_str(), aliases.c_str(),
-                static_cast<unsigned long long>(e.message_count()),
-                ShortTime(e.first_seen_ms()).c_str(), ShortTime(e.last_seen_ms()).c_str());
-  }
-  return 0;
+  return Reply(args, c->GetRoster(req), [](const v1::GetRosterResponse& resp) {
+    std::printf("%-20s %-24s %8s  %-16s  %s\n", "speaker_id", "aliases", "messages", "first seen",
+                "last seen");
+    for (const auto& e : resp.speakers()) {
+      std::string aliases;
+      for (const auto& a : e.aliases()) aliases += (aliases.empty() ? "" : ", ") + a;
+      std::printf("%-20s %-24s %8llu  %-16s  %s\n", e.speaker_id().c_str(), aliases.c_str(),
+                  static_cast<unsigned long long>(e.message_count()),
+                  ShortTime(e.first_seen_ms()).c_str(), ShortTime(e.last_seen_ms()).c_str());
+    }
+  });
 }
 
 int CmdChannels(client::Client* c, const Args& args) {
@@ -465,27 +456,20 @@ int CmdChannels(client::Client* c, const Args& args) {
 }
 
 int CmdFlush(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("flush: --channel is required");
   v1::FlushRequest req;
   req.set_channel(args.Get("channel"));
   req.set_wait(args.Has("wait"));
   auto t = UintFlag(args, "timeout-ms", 60000);
   if (!t.ok()) return Fail(t.status());
   req.set_timeout_ms(*t);
-  auto resp = c->Flush(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-  } else {
+  return Reply(args, c->Flush(req), [](const v1::FlushResponse& resp) {
     std::printf("newest seq %llu, writer cursor %llu\n",
-                static_cast<unsigned long long>(resp->newest_seq()),
-                static_cast<unsigned long long>(resp->cursor_seq()));
-  }
-  return 0;
+                static_cast<unsigned long long>(resp.newest_seq()),
+                static_cast<unsigned long long>(resp.cursor_seq()));
+  });
 }
 
 int CmdRecords(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("records: --channel is required");
   v1::ListRecordsRequest req;
   req.set_channel(args.Get("channel"));
   req.set_owner(args.Get("owner"));
@@ -519,55 +503,38 @@ int CmdRecords(client::Client* c, const Args& args) {
 }
 
 int CmdHistory(client::Client* c, const Args& args) {
-  if (!args.Has("channel") || args.positional.size() < 2) {
-    return Usage("history: --channel and a RECORD_ID are required");
-  }
   v1::GetRecordRequest req;
   req.set_channel(args.Get("channel"));
   req.set_record_id(args.positional[1]);
-  auto resp = c->GetRecord(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-    return 0;
-  }
-  std::printf("update chain (oldest first):\n");
-  for (const auto& r : resp->chain()) {
-    std::printf("  %s  ", ShortTime(r.valid_at_ms()).c_str());
-    PrintRecord(r);
-  }
-  std::printf("supporting messages of %s:\n", resp->record().record_id().c_str());
-  for (const auto& m : resp->supporting_messages()) {
-    std::printf("  %-10s %s  %-12s %s\n", m.message_id().c_str(),
-                ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.text().c_str());
-  }
-  return 0;
+  return Reply(args, c->GetRecord(req), [](const v1::GetRecordResponse& resp) {
+    std::printf("update chain (oldest first):\n");
+    for (const auto& r : resp.chain()) {
+      std::printf("  %s  ", ShortTime(r.valid_at_ms()).c_str());
+      PrintRecord(r);
+    }
+    std::printf("supporting messages of %s:\n", resp.record().record_id().c_str());
+    for (const auto& m : resp.supporting_messages()) {
+      std::printf("  %-10s %s  %-12s %s\n", m.message_id().c_str(),
+                  ShortTime(m.timestamp_ms()).c_str(), m.speaker().c_str(), m.text().c_str());
+    }
+  });
 }
 
 int CmdParked(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("parked: --channel is required");
   v1::ListParkedRequest req;
   req.set_channel(args.Get("channel"));
-  auto resp = c->ListParked(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-    return 0;
-  }
-  if (resp->segments_size() == 0) std::printf("no parked segments\n");
-  for (const auto& p : resp->segments()) {
-    std::printf("seq %llu-%llu  attempts %u  since %s  %s\n",
-                static_cast<unsigned long long>(p.first_seq()),
-                static_cast<unsigned long long>(p.last_seq()), p.attempts(),
-                ShortTime(p.parked_ms()).c_str(), p.reason().c_str());
-  }
-  return 0;
+  return Reply(args, c->ListParked(req), [](const v1::ListParkedResponse& resp) {
+    if (resp.segments_size() == 0) std::printf("no parked segments\n");
+    for (const auto& p : resp.segments()) {
+      std::printf("seq %llu-%llu  attempts %u  since %s  %s\n",
+                  static_cast<unsigned long long>(p.first_seq()),
+                  static_cast<unsigned long long>(p.last_seq()), p.attempts(),
+                  ShortTime(p.parked_ms()).c_str(), p.reason().c_str());
+    }
+  });
 }
 
 int CmdCorrect(client::Client* c, const Args& args) {
-  if (!args.Has("channel") || args.positional.size() < 3) {
-    return Usage("correct: --channel, a RECORD_ID and the CONTENT are required");
-  }
   v1::CorrectRecordRequest req;
   req.set_channel(args.Get("channel"));
   req.set_record_id(args.positional[1]);
@@ -576,33 +543,21 @@ int CmdCorrect(client::Client* c, const Args& args) {
     content += (i > 2 ? " " : "") + args.positional[i];
   }
   req.set_content(content);
-  auto resp = c->CorrectRecord(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-  } else {
-    PrintRecord(resp->record());
-  }
-  return 0;
+  return Reply(args, c->CorrectRecord(req),
+               [](const v1::CorrectRecordResponse& resp) { PrintRecord(resp.record()); });
 }
 
 int CmdRederive(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("rederive: --channel is required");
   v1::RederiveRequest req;
   req.set_channel(args.Get("channel"));
   auto t = UintFlag(args, "timeout-ms", 600000);
   if (!t.ok()) return Fail(t.status());
   req.set_timeout_ms(*t);
-  auto resp = c->Rederive(req);
-  if (!resp.ok()) return Fail(resp.status());
-  if (args.Has("json")) {
-    PrintJson(*resp);
-  } else {
+  return Reply(args, c->Rederive(req), [](const v1::RederiveResponse& resp) {
     std::printf("re-derived: %llu segments, writer cursor %llu\n",
-                static_cast<unsigned long long>(resp->segments()),
-                static_cast<unsigned long long>(resp->cursor_seq()));
-  }
-  return 0;
+                static_cast<unsigned long long>(resp.segments()),
+                static_cast<unsigned long long>(resp.cursor_seq()));
+  });
 }
 
 // The eval commands live in speakermem-eval (they run an embedded engine:
@@ -656,35 +611,37 @@ int Main(int argc, char** argv) {
   auto timeout = UintFlag(args, "timeout-ms", 30000);
   if (!timeout.ok()) return Fail(timeout.status());
   opts.timeout_ms = static_cast<int>(*timeout);
+  const int timeout_ms = opts.timeout_ms;
+  std::vector<Command> table = {
+      // ingest checks its own arguments: files, or folders of a platform export.
+      {"ingest", {}, 0, SIZE_MAX, "", CmdIngest},
+      {"query", {"channel"}, 1, SIZE_MAX, "a QUESTION", CmdQuery},
+      {"messages", {"channel"}, 0, SIZE_MAX, "", CmdMessages},
+      {"roster", {"channel"}, 0, SIZE_MAX, "", CmdRoster},
+      {"channels", {}, 0, SIZE_MAX, "", CmdChannels},
+      {"flush", {"channel"}, 0, SIZE_MAX, "", CmdFlush},
+      {"records", {"channel"}, 0, SIZE_MAX, "", CmdRecords},
+      {"history", {"channel"}, 1, 1, "a RECORD_ID", CmdHistory},
+      {"parked", {"channel"}, 0, SIZE_MAX, "", CmdParked},
+      {"correct", {"channel"}, 2, SIZE_MAX, "a RECORD_ID and the CONTENT", CmdCorrect},
+      {"rederive", {"channel"}, 0, SIZE_MAX, "", CmdRederive},
+      {"health",
+       {},
+       0,
+       0,
+       "nothing more",
+       [timeout_ms](client::Client* c, const Args&) {
+         absl::Status s = c->WaitForServing(timeout_ms);
+         if (!s.ok()) return Fail(s);
+         std::printf("SERVING\n");
+         return 0;
+       }},
+  };
+  for (Command& admin : AdminCommands()) table.push_back(std::move(admin));
+  const Command* cmd = FindCommand(table, args.positional[0]);
+  if (cmd == nullptr) return Usage(absl::StrCat("unknown command '", args.positional[0], "'"));
   std::unique_ptr<client::Client> c = client::Client::Connect(opts);
-  const std::string& cmd = args.positional[0];
-  if (cmd == "ingest") return CmdIngest(c.get(), args);
-  if (cmd == "query") return CmdQuery(c.get(), args);
-  if (cmd == "messages") return CmdMessages(c.get(), args);
-  if (cmd == "roster") return CmdRoster(c.get(), args);
-  if (cmd == "channels") return CmdChannels(c.get(), args);
-  if (cmd == "flush") return CmdFlush(c.get(), args);
-  if (cmd == "records") return CmdRecords(c.get(), args);
-  if (cmd == "history") return CmdHistory(c.get(), args);
-  if (cmd == "parked") return CmdParked(c.get(), args);
-  if (cmd == "correct") return CmdCorrect(c.get(), args);
-  if (cmd == "rederive") return CmdRederive(c.get(), args);
-  if (cmd == "score-actions") return RunScoreActions(c.get(), args);
-  if (cmd == "delete") return RunDelete(c.get(), args);
-  if (cmd == "edit") return RunEdit(c.get(), args);
-  if (cmd == "forget") return RunForget(c.get(), args);
-  if (cmd == "delete-channel") return RunDeleteChannel(c.get(), args);
-  if (cmd == "export") return RunExport(c.get(), args);
-  if (cmd == "health") {
-    absl::Status s = c->WaitForServing(static_cast<int>(opts.timeout_ms));
-    if (!s.ok()) return Fail(s);
-    std::printf("SERVING\n");
-    return 0;
-  }
-  if (cmd == "import") return RunImport(c.get(), args);
-  if (cmd == "backup") return RunBackup(c.get(), args);
-  if (cmd == "trajectories") return RunTrajectories(c.get(), args);
-  return Usage(absl::StrCat("unknown command '", cmd, "'"));
+  return RunCommand(*cmd, c.get(), args);
 }
 
 }  // namespace

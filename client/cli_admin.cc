@@ -16,6 +16,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/cli_command.h"
+#include "client/client.h"
 #include "nlohmann/json.hpp"
 #include "proto/layer_wire.h"
 
@@ -25,7 +27,6 @@ namespace {
 // The channel's captured Writer transitions as one file in the layout of the
 // reference trajectories (../shared/data/socialmem/trajectories).
 int CmdTrajectories(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("trajectories: --channel is required");
   const std::string channel = args.Get("channel");
   v1::ListTransitionsRequest req;
   req.set_channel(channel);
@@ -126,18 +127,10 @@ void PrintCounts(const v1::DeletionCounts& n) {
 // The reply of a deletion RPC: JSON, or its counts in one line.
 template <typename Resp>
 int CountsReply(const Args& args, const absl::StatusOr<Resp>& r) {
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json")) {
-    PrintJson(*r);
-  } else {
-    PrintCounts(r->counts());
-  }
-  return 0;
+  return Reply(args, r, [](const Resp& resp) { PrintCounts(resp.counts()); });
 }
 
 int CmdDelete(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("delete: --channel is required");
-  if (args.positional.size() < 2) return Usage("delete: give MESSAGE_ID...");
   v1::DeleteMessagesRequest req;
   req.set_channel(args.Get("channel"));
   for (size_t i = 1; i < args.positional.size(); ++i) req.add_message_ids(args.positional[i]);
@@ -146,8 +139,6 @@ int CmdDelete(client::Client* c, const Args& args) {
 }
 
 int CmdEdit(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("edit: --channel is required");
-  if (args.positional.size() != 3) return Usage("edit: give MESSAGE_ID TEXT");
   v1::EditMessageRequest req;
   req.set_channel(args.Get("channel"));
   req.set_message_id(args.positional[1]);
@@ -157,8 +148,6 @@ int CmdEdit(client::Client* c, const Args& args) {
 }
 
 int CmdForget(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("forget: --channel is required");
-  if (args.positional.size() != 2) return Usage("forget: give SPEAKER");
   v1::ForgetSpeakerRequest req;
   req.set_channel(args.Get("channel"));
   req.set_speaker(args.positional[1]);
@@ -167,21 +156,15 @@ int CmdForget(client::Client* c, const Args& args) {
 }
 
 int CmdDeleteChannel(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("delete-channel: --channel is required");
   v1::DeleteChannelRequest req;
   req.set_channel(args.Get("channel"));
-  auto r = c->DeleteChannel(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json"))
-    PrintJson(*r);
-  else
-    std::printf(r->existed() ? "channel deleted\n" : "no such channel (nothing to delete)\n");
-  return 0;
+  return Reply(args, c->DeleteChannel(req), [](const v1::DeleteChannelResponse& r) {
+    std::printf(r.existed() ? "channel deleted\n" : "no such channel (nothing to delete)\n");
+  });
 }
 
 // Export as JSONL: one ChannelItem (protobuf JSON) per line.
 int CmdExport(client::Client* c, const Args& args) {
-  if (!args.Has("channel")) return Usage("export: --channel is required");
   std::ofstream file;
   if (args.Has("out")) {
     file.open(args.Get("out"), std::ios::trunc);
@@ -208,7 +191,6 @@ int CmdExport(client::Client* c, const Args& args) {
 }
 
 int CmdImport(client::Client* c, const Args& args) {
-  if (args.positional.size() != 2) return Usage("import: give EXPORT.jsonl");
   std::ifstream in(args.positional[1]);
   if (!in) return Fail(absl::NotFoundError(absl::StrCat(args.positional[1], ": cannot open")));
   std::vector<v1::ChannelItem> items;
@@ -243,21 +225,15 @@ int CmdImport(client::Client* c, const Args& args) {
 }
 
 int CmdBackup(client::Client* c, const Args& args) {
-  if (args.positional.size() != 2) return Usage("backup: give NAME");
   v1::BackupRequest req;
   req.set_name(args.positional[1]);
-  auto r = c->Backup(req);
-  if (!r.ok()) return Fail(r.status());
-  if (args.Has("json"))
-    PrintJson(*r);
-  else
-    std::printf("backup at %s (%llu bytes) on the server\n", r->path().c_str(),
-                static_cast<unsigned long long>(r->bytes()));
-  return 0;
+  return Reply(args, c->Backup(req), [](const v1::BackupResponse& r) {
+    std::printf("backup at %s (%llu bytes) on the server\n", r.path().c_str(),
+                static_cast<unsigned long long>(r.bytes()));
+  });
 }
 
 int CmdScoreActions(client::Client* c, const Args& args) {
-  if (args.positional.size() < 2) return Usage("score-actions: give REQUEST.json (or - for stdin)");
   std::string text;
   if (args.positional[1] == "-") {
     std::stringstream ss;
@@ -302,14 +278,18 @@ int CmdScoreActions(client::Client* c, const Args& args) {
 
 }  // namespace
 
-int RunTrajectories(client::Client* c, const Args& args) { return CmdTrajectories(c, args); }
-int RunDelete(client::Client* c, const Args& args) { return CmdDelete(c, args); }
-int RunEdit(client::Client* c, const Args& args) { return CmdEdit(c, args); }
-int RunForget(client::Client* c, const Args& args) { return CmdForget(c, args); }
-int RunDeleteChannel(client::Client* c, const Args& args) { return CmdDeleteChannel(c, args); }
-int RunExport(client::Client* c, const Args& args) { return CmdExport(c, args); }
-int RunImport(client::Client* c, const Args& args) { return CmdImport(c, args); }
-int RunBackup(client::Client* c, const Args& args) { return CmdBackup(c, args); }
-int RunScoreActions(client::Client* c, const Args& args) { return CmdScoreActions(c, args); }
+std::vector<Command> AdminCommands() {
+  return {
+      {"delete", {"channel"}, 1, SIZE_MAX, "MESSAGE_ID...", CmdDelete},
+      {"edit", {"channel"}, 2, 2, "MESSAGE_ID TEXT", CmdEdit},
+      {"forget", {"channel"}, 1, 1, "SPEAKER", CmdForget},
+      {"delete-channel", {"channel"}, 0, SIZE_MAX, "", CmdDeleteChannel},
+      {"export", {"channel"}, 0, SIZE_MAX, "", CmdExport},
+      {"import", {}, 1, 1, "EXPORT.jsonl", CmdImport},
+      {"backup", {}, 1, 1, "NAME", CmdBackup},
+      {"score-actions", {}, 1, SIZE_MAX, "REQUEST.json (or - for stdin)", CmdScoreActions},
+      {"trajectories", {"channel"}, 0, SIZE_MAX, "", CmdTrajectories},
+  };
+}
 
 }  // namespace speakermem::cli

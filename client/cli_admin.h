@@ -2,21 +2,15 @@
 #ifndef SPEAKERMEM_CLIENT_CLI_ADMIN_H_
 #define SPEAKERMEM_CLIENT_CLI_ADMIN_H_
 
-#include "client/cli_common.h"
-#include "client/client.h"
+#include <vector>
+
+#include "client/cli_command.h"
 
 namespace speakermem::cli {
 
-// Each returns the process exit code.
-int RunTrajectories(client::Client* c, const Args& args);
-int RunDelete(client::Client* c, const Args& args);
-int RunEdit(client::Client* c, const Args& args);
-int RunForget(client::Client* c, const Args& args);
-int RunDeleteChannel(client::Client* c, const Args& args);
-int RunExport(client::Client* c, const Args& args);
-int RunImport(client::Client* c, const Args& args);
-int RunBackup(client::Client* c, const Args& args);
-int RunScoreActions(client::Client* c, const Args& args);
+// delete, edit, forget, delete-channel, export, import, backup,
+// score-actions, trajectories.
+std::vector<Command> AdminCommands();
 
 }  // namespace speakermem::cli
 
