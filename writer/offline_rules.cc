@@ -1,6 +1,7 @@
 #include "writer/offline_rules.h"
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -451,31 +452,32 @@ std::vector<std::string> SplitClauses(absl::string_view cleaned) {
   return out;
 }
 
-ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
-  std::string trimmed(absl::StripAsciiWhitespace(clause));
-  if (trimmed.empty()) return Nothing("empty");
-  // A question is evidence of interest, not a fact (its answer may be one).
-  if (trimmed.back() == '?') return Nothing("question");
-  std::vector<Word> ws = Words(trimmed);
-  if (ws.empty()) return Nothing("empty");
+namespace {
 
-  // A short label before a colon ("Updated decision: ...", "Budget
-  // question: ..."): its words mark the clause, the rest is the matter.
-  // A member's name as the label ("Yusuf: no autumn") says what holds for
-  // that member.
-  bool decision_label = false;
-  const WriterRosterMember* label_member = nullptr;
+// A clause with its label, opening markers and vocatives taken off.
+struct Stripped {
+  std::vector<Word> ws;
+  bool decision_label = false;                       // "Updated decision: ..."
+  const WriterRosterMember* label_member = nullptr;  // "Yusuf: no autumn"
+  Speaker addressee;                                 // a vocative overrides the context's
+};
+
+// A short label before a colon ("Updated decision: ...", "Budget question:
+// ..."): its words mark the clause, the rest is the matter. A member's name
+// as the label ("Yusuf: no autumn") says what holds for that member. Then the
+// opening markers and vocatives ("Yeah.", "Honestly", "Priya, ...") and a
+// closing vocative (", Leon"), a vocative naming the addressee.
+Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
+  Stripped c;
   for (size_t i = 0; i + 1 < ws.size() && i < 3; ++i) {
     if (!absl::StrContains(ws[i].tail, ':')) continue;
     std::vector<Word> label(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
-    decision_label = HasWord(label, DecisionWords()) || HasWord(label, {"decision", "plan"});
-    if (i == 0) label_member = Member(ws[0], ctx);
+    c.decision_label = HasWord(label, DecisionWords()) || HasWord(label, {"decision", "plan"});
+    if (i == 0) c.label_member = Member(ws[0], ctx);
     ws.erase(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
     break;
   }
-
-  // Opening markers and vocatives ("Yeah.", "Honestly", "Priya, ...").
-  Speaker addressee = ctx.addressee;
+  c.addressee = ctx.addressee;
   bool changed = true;
   while (changed && ws.size() > 1) {
     changed = false;
@@ -487,7 +489,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {
-      addressee = Speaker{m->speaker_id, NameOf(*m)};
+      c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.erase(ws.begin());
       changed = true;
     } else if (In(ws[0].lower, Markers()) &&
@@ -496,15 +498,168 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
       changed = true;
     }
   }
-  // A closing vocative (", Leon").
   if (ws.size() > 1) {
     const WriterRosterMember* m = Member(ws.back(), ctx);
     if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         absl::StrContains(ws[ws.size() - 2].tail, ",")) {
-      addressee = Speaker{m->speaker_id, NameOf(*m)};
+      c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.pop_back();
     }
   }
+  c.ws = std::move(ws);
+  return c;
+}
+
+// The three readings a clause can get, stated as memory in the third person.
+class Readings {
+ public:
+  Readings(const MessageContext& ctx, const Speaker& addressee)
+      : ctx_(ctx),
+        addressee_(addressee),
+        self_(ctx.speaker.name.empty() ? ctx.speaker.speaker_id : ctx.speaker.name) {}
+
+  // The speaker's own matter: their core.
+  ClauseReading Self(const std::vector<Word>& ws, const char* why) const {
+    ClauseReading r;
+    r.kind = ClauseReading::Kind::kSelf;
+    r.about = ctx_.speaker.speaker_id;
+    r.utype = HasWord(ws, StanceWords()) ? "stance" : "fact";
+    r.content = Rewrite(ws, self_, addressee_.name);
+    r.why = why;
+    return r;
+  }
+
+  // A plan or decision of the group (GROUP interaction), or its norm (insight).
+  ClauseReading Group(const std::vector<Word>& ws, const char* why) const {
+    ClauseReading r;
+    const bool norm = HasWord(ws, NormWords());
+    r.kind = norm ? ClauseReading::Kind::kGroupNorm : ClauseReading::Kind::kGroupPlan;
+    r.about = kGroupOwner;
+    r.utype = norm ? "observation" : "decision";
+    std::vector<Word> rest = ws;
+    for (auto& w : rest) {
+      if (w.lower == "we" || w.lower == "us") w.text = "the group";
+      if (w.lower == "our" || w.lower == "ours") w.text = "the group's";
+      if (w.lower == "we'll") w.text = "the group will";
+      if (w.lower == "we're") w.text = "the group is";
+    }
+    if (In(ws[0].lower, {"let's", "lets"})) rest[0].text = "the group will";
+    r.content = Rewrite(rest, self_, addressee_.name);
+    r.why = why;
+    return r;
+  }
+
+  // What the speaker says of another member: that member's profile.
+  ClauseReading Other(const Speaker& who, std::vector<Word> about, const char* why) const {
+    ClauseReading r;
+    r.kind = ClauseReading::Kind::kOther;
+    r.about = who.speaker_id;
+    r.utype = HasWord(about, StanceWords()) ? "stance" : "observation";
+    r.content = Rewrite(std::move(about), self_, who.name);
+    r.why = why;
+    return r;
+  }
+
+ private:
+  const MessageContext& ctx_;
+  const Speaker addressee_;
+  const std::string self_;
+};
+
+// A member's view of another member ("I think Bob ..."), or nothing.
+std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Readings& read,
+                                          const MessageContext& ctx) {
+  if (ws.size() <= 2 || ws[0].lower != "i" || !In(ws[1].lower, ViewVerbs())) return std::nullopt;
+  size_t at = 2;
+  if (at < ws.size() && ws[at].lower == "that") ++at;
+  if (at >= ws.size()) return std::nullopt;
+  const WriterRosterMember* m = Member(ws[at], ctx);
+  if (m == nullptr || m->speaker_id == ctx.speaker.speaker_id) return std::nullopt;
+  std::vector<Word> about(ws.begin() + static_cast<long>(at), ws.end());
+  if (about.size() <= 1) return std::nullopt;
+  ClauseReading r = read.Other(Speaker{m->speaker_id, NameOf(*m)}, about, "view of a member");
+  r.utype = "stance";
+  return r;
+}
+
+// The subject decides the owner, the meaning the layer (the header's list).
+ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
+  std::vector<Word> ws = c.ws;
+  const Readings read(ctx, c.addressee);
+  const std::string w0 = ws[0].lower;
+  const std::string w1 = ws.size() > 1 ? ws[1].lower : "";
+  const bool first_person = HasWord(ws, FirstPersonSubject());
+  if (c.decision_label) return read.Group(ws, "decision label");
+  if (c.label_member != nullptr && c.label_member->speaker_id != ctx.speaker.speaker_id) {
+    return read.Other(Speaker{c.label_member->speaker_id, NameOf(*c.label_member)}, ws,
+                      "what holds for a member");
+  }
+  if (first_person) {
+    if (std::optional<ClauseReading> view = ViewOfMember(ws, read, ctx)) return *view;
+  }
+  // "I think we should ...": the speaker proposes a plan for the group.
+  if (w0 == "i" && In(w1, ViewVerbs()) && ws.size() > 3 && In(ws[2].lower, GroupSubject()) &&
+      HasWord(ws, PlanCues())) {
+    ws.erase(ws.begin(), ws.begin() + 2);
+    return read.Group(ws, "proposal for the group");
+  }
+  if (In(w0, FirstPersonSubject())) return read.Self(ws, "first person");
+  // "Bob and I will ...": the speaker's own plan.
+  if (first_person && ws.size() > 2 && w1 == "and" && In(ws[2].lower, {"i", "me"})) {
+    return read.Self(ws, "first person");
+  }
+  if (In(w0, GroupSubject()) || (ws.size() > 1 && w0 == "the" && In(w1, {"group", "team"}))) {
+    if (HasWord(ws, NormWords())) return read.Group(ws, "group norm");
+    if (HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords())) {
+      return read.Group(ws, "group plan");
+    }
+    return read.Self(ws, "the speaker's circle");
+  }
+  // "Please submit receipts ...": a rule the group is asked to keep.
+  if (w0 == "please") {
+    ClauseReading r = read.Group(ws, "request to the group");
+    r.kind = ClauseReading::Kind::kGroupNorm;
+    r.utype = "decision";
+    return r;
+  }
+  if (In(w0, SecondPersonSubject())) {
+    if (c.addressee.speaker_id.empty() || c.addressee.speaker_id == ctx.speaker.speaker_id) {
+      return Nothing("unknown addressee");
+    }
+    return read.Other(c.addressee, ws, "addressee");
+  }
+  // "X it is": a choice made ("Porto it is").
+  if (ws.size() >= 3 && ws[ws.size() - 2].lower == "it" && ws.back().lower == "is") {
+    return read.Group(ws, "choice made");
+  }
+  // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
+  // speaker would have someone do, not something that is so of anyone.
+  if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
+  if (const WriterRosterMember* m = Member(ws[0], ctx); m != nullptr) {
+    if (m->speaker_id == ctx.speaker.speaker_id) {
+      if (ws.size() < 2) return Nothing("filler");
+      // "Omar owns the cost sheet" said by Omar.
+      return read.Self(ws, "own name");
+    }
+    if (ws.size() < 2) return Nothing("filler");
+    return read.Other(Speaker{m->speaker_id, NameOf(*m)}, ws, "named member");
+  }
+  if (In(w0, ThirdPronoun())) return Nothing("unresolved pronoun");
+  if (HasWord(ws, DecisionWords()) && !first_person) return read.Group(ws, "decision");
+  return read.Self(ws, "no subject of its own");
+}
+
+}  // namespace
+
+ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
+  std::string trimmed(absl::StripAsciiWhitespace(clause));
+  if (trimmed.empty()) return Nothing("empty");
+  // A question is evidence of interest, not a fact (its answer may be one).
+  if (trimmed.back() == '?') return Nothing("question");
+  std::vector<Word> words = Words(trimmed);
+  if (words.empty()) return Nothing("empty");
+  const Stripped c = Strip(std::move(words), ctx);
+  const std::vector<Word>& ws = c.ws;
   if (ws.empty()) return Nothing("filler");
   const std::string w0 = ws[0].lower;
   const std::string w1 = ws.size() > 1 ? ws[1].lower : "";
@@ -518,120 +673,12 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (content == 0 || AllIn(ws, Phatic())) return Nothing("acknowledgement");
   // A reaction to what was just said ("That's character development").
   if (In(w0, Demonstrative()) && !first_person) return Nothing("reaction");
-
-  ClauseReading r;
-  const std::string self = ctx.speaker.name.empty() ? ctx.speaker.speaker_id : ctx.speaker.name;
-  auto self_reading = [&](const char* why) {
-    r.kind = ClauseReading::Kind::kSelf;
-    r.about = ctx.speaker.speaker_id;
-    r.utype = HasWord(ws, StanceWords()) ? "stance" : "fact";
-    r.content = Rewrite(ws, self, addressee.name);
-    r.why = why;
-    return r;
-  };
-  auto group_reading = [&](const char* why) {
-    const bool norm = HasWord(ws, NormWords());
-    r.kind = norm ? ClauseReading::Kind::kGroupNorm : ClauseReading::Kind::kGroupPlan;
-    r.about = kGroupOwner;
-    r.utype = norm ? "observation" : "decision";
-    std::vector<Word> rest = ws;
-    for (auto& w : rest) {
-      if (w.lower == "we" || w.lower == "us") w.text = "the group";
-      if (w.lower == "our" || w.lower == "ours") w.text = "the group's";
-      if (w.lower == "we'll") w.text = "the group will";
-      if (w.lower == "we're") w.text = "the group is";
-    }
-    if (In(ws[0].lower, {"let's", "lets"})) rest[0].text = "the group will";
-    r.content = Rewrite(rest, self, addressee.name);
-    r.why = why;
-    return r;
-  };
-  auto other_reading = [&](const Speaker& who, std::vector<Word> about, const char* why) {
-    r.kind = ClauseReading::Kind::kOther;
-    r.about = who.speaker_id;
-    r.utype = HasWord(about, StanceWords()) ? "stance" : "observation";
-    r.content = Rewrite(std::move(about), self, who.name);
-    r.why = why;
-    return r;
-  };
-
   // What a person says of themselves ("I'm vegetarian") is worth one word;
   // anything else needs min_content of them.
   if (content < (In(w0, FirstPersonSubject()) ? 1 : ctx.min_content)) {
     return Nothing("too little to remember");
   }
-  if (decision_label) return group_reading("decision label");
-  if (label_member != nullptr && label_member->speaker_id != ctx.speaker.speaker_id) {
-    return other_reading(Speaker{label_member->speaker_id, NameOf(*label_member)}, ws,
-                         "what holds for a member");
-  }
-  // "I think Bob ...": a view of another member.
-  if (first_person && ws.size() > 2 && In(w0, {"i"}) && In(w1, ViewVerbs())) {
-    size_t at = 2;
-    if (at < ws.size() && ws[at].lower == "that") ++at;
-    if (at < ws.size()) {
-      const WriterRosterMember* m = Member(ws[at], ctx);
-      if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id) {
-        std::vector<Word> about(ws.begin() + static_cast<long>(at), ws.end());
-        if (about.size() > 1) {
-          other_reading(Speaker{m->speaker_id, NameOf(*m)}, about, "view of a member");
-          r.utype = "stance";
-          return r;
-        }
-      }
-    }
-  }
-  // "I think we should ...": the speaker proposes a plan for the group.
-  if (w0 == "i" && In(w1, ViewVerbs()) && ws.size() > 3 && In(ws[2].lower, GroupSubject()) &&
-      HasWord(ws, PlanCues())) {
-    ws.erase(ws.begin(), ws.begin() + 2);
-    return group_reading("proposal for the group");
-  }
-  if (In(w0, FirstPersonSubject())) return self_reading("first person");
-  // "Bob and I will ...": the speaker's own plan.
-  if (first_person && ws.size() > 2 && w1 == "and" && In(ws[2].lower, {"i", "me"})) {
-    return self_reading("first person");
-  }
-  if (In(w0, GroupSubject()) || (ws.size() > 1 && w0 == "the" && In(w1, {"group", "team"}))) {
-    if (HasWord(ws, NormWords())) return group_reading("group norm");
-    if (HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords())) {
-      return group_reading("group plan");
-    }
-    return self_reading("the speaker's circle");
-  }
-  // "Please submit receipts ...": a rule the group is asked to keep.
-  if (w0 == "please") {
-    group_reading("request to the group");
-    r.kind = ClauseReading::Kind::kGroupNorm;
-    r.utype = "decision";
-    return r;
-  }
-  if (In(w0, SecondPersonSubject())) {
-    if (addressee.speaker_id.empty() || addressee.speaker_id == ctx.speaker.speaker_id) {
-      return Nothing("unknown addressee");
-    }
-    return other_reading(addressee, ws, "addressee");
-  }
-  // "X it is": a choice made ("Porto it is").
-  if (ws.size() >= 3 && ws[ws.size() - 2].lower == "it" && ws.back().lower == "is") {
-    return group_reading("choice made");
-  }
-  // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
-  // speaker would have someone do, not something that is so of anyone.
-  if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
-  if (const WriterRosterMember* m = Member(ws[0], ctx); m != nullptr) {
-    if (m->speaker_id == ctx.speaker.speaker_id) {
-      std::vector<Word> rest(ws.begin() + 1, ws.end());
-      if (rest.empty()) return Nothing("filler");
-      // "Omar owns the cost sheet" said by Omar.
-      return self_reading("own name");
-    }
-    if (ws.size() < 2) return Nothing("filler");
-    return other_reading(Speaker{m->speaker_id, NameOf(*m)}, ws, "named member");
-  }
-  if (In(w0, ThirdPronoun())) return Nothing("unresolved pronoun");
-  if (HasWord(ws, DecisionWords()) && !first_person) return group_reading("decision");
-  return self_reading("no subject of its own");
+  return ReadBySubject(c, ctx);
 }
 
 std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& ctx) {
