@@ -72,6 +72,19 @@ class Embedder {
 
  private:
   void Loop();
+  // Waits for work and takes the next batch (one channel, one kind); false
+  // when stopping.
+  bool TakeBatch(std::vector<Item>* batch);
+  // Embeds `batch` and stores what still exists as it was embedded: the
+  // vectors, the message index, the record sink.
+  absl::Status EmbedAndStore(const std::vector<Item>& batch);
+  // Which items still exist as they were embedded (a deletion or an edit may
+  // have come in meanwhile).
+  std::vector<bool> StillAsEmbedded(const std::vector<Item>& batch,
+                                    const std::vector<uint64_t>& ids) const;
+  // The batch is done: on success its messages are no longer pending; on
+  // failure it goes back to the queue's front after a backoff.
+  void Settle(std::vector<Item> batch, const absl::Status& s, int* backoff_ms);
 
   storage::Store* const store_;
   retrieval::EmbedStage* const embed_;

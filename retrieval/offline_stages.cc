@@ -355,160 +355,189 @@ std::string ShortTime(int64_t ms) {
   return absl::StrCat(iso.substr(0, 10), " ", iso.substr(11, 5), " UTC");
 }
 
-class OfflineAnswer final : public AnswerStage {
- public:
-  // A newer-than-memory message overrides the best item when its lexical
-  // match is at least this share of the best item's and the two share at
-  // least this Jaccard overlap of content words.
-  static constexpr double kNewerShare = 0.7;
-  static constexpr double kSameMatter = 0.2;
+// A newer-than-memory message overrides the best item when its lexical
+// match is at least this share of the best item's and the two share at
+// least this Jaccard overlap of content words.
+constexpr double kNewerShare = 0.7;
+constexpr double kSameMatter = 0.2;
 
-  static std::set<std::string> ContentStems(const std::string& text) {
-    std::set<std::string> out;
-    for (const auto& t : ContentTokens(text)) out.insert(Stem(t));
+std::set<std::string> ContentStems(const std::string& text) {
+  std::set<std::string> out;
+  for (const auto& t : ContentTokens(text)) out.insert(Stem(t));
+  return out;
+}
+
+// Each evidence item's score as an answer, and the best.
+struct AnswerScores {
+  std::vector<double> scores;   // the item's weight as an answer
+  std::vector<double> lexical;  // its lexical match alone
+  double best = 0;
+  int best_i = -1;
+};
+
+AnswerScores ScoreAnswers(const AnswerInput& in) {
+  std::vector<std::string> texts;
+  for (const auto& e : in.evidence) texts.push_back(e.text);
+  auto weights = QueryWeights(in.question, in.projection.issue, texts);
+  bool person_question = false, group_question = false;
+  for (const auto& r : in.projection.rows) {
+    if (r == kRowGroup) {
+      group_question = true;
+    } else if (r != kRowAll) {
+      person_question = true;
+    }
+  }
+  AnswerScores out;
+  out.scores.assign(in.evidence.size(), 0.0);
+  out.lexical.assign(in.evidence.size(), 0.0);
+  double max_score = 0;
+  for (const auto& e : in.evidence) max_score = std::max(max_score, e.score);
+  for (size_t i = 0; i < in.evidence.size(); ++i) {
+    const EvidenceItem& e = in.evidence[i];
+    // Who said it counts: "What does Bob like?" is answered by Bob's words.
+    double s = LexicalScore(StemmedTokens(absl::StrCat(e.speaker, " ", e.text)), weights);
+    out.lexical[i] = s;
+    // Never let a group conclusion stand in for a person's own stance;
+    // for a question about the group's state, its records come first.
+    if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
+    if (group_question && !person_question && e.owner == kRowGroup) s *= 1.3;
+    // The group's state is its plans and decisions; a norm it was asked to
+    // keep ("please submit receipts after the offsite") is not where it stands.
+    if (group_question && e.layer == "insight" && in.projection.tense == Tense::kHead) {
+      s *= 0.75;
+    }
+    // A question rarely answers a question.
+    std::string trimmed(absl::StripAsciiWhitespace(e.text));
+    if (!trimmed.empty() && trimmed.back() == '?') s *= 0.6;
+    if (person_question &&
+        (InRows(in.projection, e.speaker_id) || InRows(in.projection, e.owner))) {
+      s *= 1.25;
+    }
+    // Retrieval's ranking breaks near-ties, never creates an answer alone.
+    // A derived record competes as the best recalled message would; for
+    // the current state (head) it is preferred, being the latest word.
+    if (s > 0 && max_score > 0) {
+      s += 0.5 * (e.layer.empty() ? e.score / max_score : 1.0);
+      if (!e.layer.empty() && in.projection.tense == Tense::kHead) s *= 1.1;
+    }
+    out.scores[i] = s;
+    if (s > out.best) {
+      out.best = s;
+      out.best_i = static_cast<int>(i);
+    }
+  }
+  return out;
+}
+
+// Multiple choice: the option the relevant evidence supports most, an item
+// counting by its relevance times the share of the option's words it
+// contains (speaker included).
+AnswerOutput ChooseOption(const AnswerInput& in, const AnswerScores& sc) {
+  double top = 0;
+  int pick = -1;
+  for (size_t o = 0; o < in.options.size(); ++o) {
+    const std::string& opt = in.options[o];
+    const size_t colon = opt.find(':');
+    std::vector<std::string> words;
+    for (auto& w : StemmedTokens(colon == std::string::npos ? opt : opt.substr(colon + 1))) {
+      if (!IsStopword(w)) words.push_back(std::move(w));
+    }
+    if (words.empty()) continue;
+    double support = 0;
+    for (size_t i = 0; i < in.evidence.size(); ++i) {
+      std::vector<std::string> toks =
+          StemmedTokens(absl::StrCat(in.evidence[i].speaker, " ", in.evidence[i].text));
+      std::set<std::string> have(toks.begin(), toks.end());
+      size_t hit = 0;
+      for (const auto& w : words) hit += have.count(w);
+      support += sc.scores[i] * static_cast<double>(hit) / static_cast<double>(words.size());
+    }
+    if (support > top) {
+      top = support;
+      pick = static_cast<int>(o);
+    }
+  }
+  AnswerOutput out;
+  if (pick >= 0) {
+    out.answer = in.options[pick];
+    if (sc.best_i >= 0) out.cited_ids.push_back(in.evidence[sc.best_i].id);
+  } else {
+    out.abstained = true;
+    out.answer = "I don't know: the evidence supports none of the options.";
+  }
+  return out;
+}
+
+// Freshness: a message said after the Writer's cursor is newer than every
+// record. When one answers the question about as well as the best item (a
+// record, or an older message) and speaks to the same matter (shares enough
+// of its words), it is the current word. Its index, or -1.
+int NewerWord(const AnswerInput& in, const AnswerScores& sc) {
+  int newer_i = -1;
+  if (sc.best_i < 0 || in.evidence[sc.best_i].newer_than_memory) return newer_i;
+  const std::set<std::string> old_words = ContentStems(in.evidence[sc.best_i].text);
+  double best_overlap = kSameMatter;
+  for (size_t i = 0; i < in.evidence.size(); ++i) {
+    const EvidenceItem& e = in.evidence[i];
+    if (!e.newer_than_memory || sc.lexical[i] < kNewerShare * sc.lexical[sc.best_i]) continue;
+    const double jaccard = text::Jaccard(ContentStems(e.text), old_words);
+    if (jaccard >= best_overlap) {
+      best_overlap = jaccard;
+      newer_i = static_cast<int>(i);
+    }
+  }
+  return newer_i;
+}
+
+// Matching only a name is no answer: the best item must hold a word of the
+// issue itself (Project's issue leaves names and question words out).
+bool OnIssue(const AnswerInput& in, const AnswerScores& sc) {
+  if (sc.best_i < 0) return true;
+  const std::set<std::string> issue = ContentStems(in.projection.issue);
+  if (issue.empty()) return true;
+  for (const auto& w : ContentStems(in.evidence[sc.best_i].text)) {
+    if (issue.count(w)) return true;
+  }
+  return false;
+}
+
+// The best item quoted (with the newer word over it when there is one), or
+// an abstention.
+AnswerOutput Extract(const AnswerInput& in, const AnswerScores& sc) {
+  AnswerOutput out;
+  if (sc.best_i < 0 || sc.best < 0.3 || !OnIssue(in, sc)) {
+    out.abstained = true;
+    out.answer = "I don't know: the evidence does not answer that.";
     return out;
   }
+  const EvidenceItem& e = in.evidence[sc.best_i];
+  if (const int newer_i = NewerWord(in, sc); newer_i >= 0) {
+    const EvidenceItem& n = in.evidence[newer_i];
+    out.answer = absl::StrCat(n.speaker, " (", ShortTime(n.timestamp_ms), "): \"", n.text,
+                              "\" [newer than memory, which still says: \"", e.text, "\"]");
+    out.cited_ids = {n.id, e.id};
+    return out;
+  }
+  if (e.layer.empty()) {
+    out.answer = absl::StrCat(e.speaker, " (", ShortTime(e.timestamp_ms), "): \"", e.text, "\"");
+  } else {
+    out.answer = absl::StrCat(e.text, " [", e.layer, " record about ", e.owner, ", from ",
+                              e.speaker, ", ", ShortTime(e.timestamp_ms), "]");
+  }
+  out.cited_ids.push_back(e.id);
+  return out;
+}
 
+class OfflineAnswer final : public AnswerStage {
+ public:
   absl::StatusOr<AnswerOutput> Answer(const AnswerInput& in, StageCall* call) override {
-    std::vector<std::string> texts;
-    for (const auto& e : in.evidence) texts.push_back(e.text);
-    auto weights = QueryWeights(in.question, in.projection.issue, texts);
-    bool person_question = false, group_question = false;
-    for (const auto& r : in.projection.rows) {
-      if (r == kRowGroup) {
-        group_question = true;
-      } else if (r != kRowAll) {
-        person_question = true;
-      }
-    }
-    double best = 0, max_score = 0;
-    int best_i = -1;
-    std::vector<double> scores(in.evidence.size(), 0.0), lexical(in.evidence.size(), 0.0);
-    for (const auto& e : in.evidence) max_score = std::max(max_score, e.score);
-    for (size_t i = 0; i < in.evidence.size(); ++i) {
-      const EvidenceItem& e = in.evidence[i];
-      // Who said it counts: "What does Bob like?" is answered by Bob's words.
-      double s = LexicalScore(StemmedTokens(absl::StrCat(e.speaker, " ", e.text)), weights);
-      lexical[i] = s;
-      // Never let a group conclusion stand in for a person's own stance;
-      // for a question about the group's state, its records come first.
-      if (person_question && !group_question && e.owner == kRowGroup) s *= 0.5;
-      if (group_question && !person_question && e.owner == kRowGroup) s *= 1.3;
-      // The group's state is its plans and decisions; a norm it was asked to
-      // keep ("please submit receipts after the offsite") is not where it stands.
-      if (group_question && e.layer == "insight" && in.projection.tense == Tense::kHead) {
-        s *= 0.75;
-      }
-      // A question rarely answers a question.
-      std::string trimmed(absl::StripAsciiWhitespace(e.text));
-      if (!trimmed.empty() && trimmed.back() == '?') s *= 0.6;
-      if (person_question &&
-          (InRows(in.projection, e.speaker_id) || InRows(in.projection, e.owner))) {
-        s *= 1.25;
-      }
-      // Retrieval's ranking breaks near-ties, never creates an answer alone.
-      // A derived record competes as the best recalled message would; for
-      // the current state (head) it is preferred, being the latest word.
-      if (s > 0 && max_score > 0) {
-        s += 0.5 * (e.layer.empty() ? e.score / max_score : 1.0);
-        if (!e.layer.empty() && in.projection.tense == Tense::kHead) s *= 1.1;
-      }
-      scores[i] = s;
-      if (s > best) {
-        best = s;
-        best_i = static_cast<int>(i);
-      }
-    }
-    AnswerOutput out;
+    const AnswerScores sc = ScoreAnswers(in);
     if (!in.options.empty()) {
-      // Multiple choice: the option the relevant evidence supports most, an
-      // item counting by its relevance times the share of the option's
-      // words it contains (speaker included).
-      double top = 0;
-      int pick = -1;
-      for (size_t o = 0; o < in.options.size(); ++o) {
-        const std::string& opt = in.options[o];
-        const size_t colon = opt.find(':');
-        std::vector<std::string> words;
-        for (auto& w : StemmedTokens(colon == std::string::npos ? opt : opt.substr(colon + 1))) {
-          if (!IsStopword(w)) words.push_back(std::move(w));
-        }
-        if (words.empty()) continue;
-        double support = 0;
-        for (size_t i = 0; i < in.evidence.size(); ++i) {
-          std::vector<std::string> toks =
-              StemmedTokens(absl::StrCat(in.evidence[i].speaker, " ", in.evidence[i].text));
-          std::set<std::string> have(toks.begin(), toks.end());
-          size_t hit = 0;
-          for (const auto& w : words) hit += have.count(w);
-          support += scores[i] * static_cast<double>(hit) / static_cast<double>(words.size());
-        }
-        if (support > top) {
-          top = support;
-          pick = static_cast<int>(o);
-        }
-      }
-      if (pick >= 0) {
-        out.answer = in.options[pick];
-        if (best_i >= 0) out.cited_ids.push_back(in.evidence[best_i].id);
-      } else {
-        out.abstained = true;
-        out.answer = "I don't know: the evidence supports none of the options.";
-      }
       if (call != nullptr) call->note = "offline multiple choice";
-      return out;
-    }
-    // Freshness: a message said after the Writer's cursor is newer than
-    // every record. When one answers the question about as well as the best
-    // item (a record, or an older message) and speaks to the same matter
-    // (shares enough of its words), it is the current word.
-    int newer_i = -1;
-    if (best_i >= 0 && !in.evidence[best_i].newer_than_memory) {
-      const std::set<std::string> old_words = ContentStems(in.evidence[best_i].text);
-      double best_overlap = kSameMatter;
-      for (size_t i = 0; i < in.evidence.size(); ++i) {
-        const EvidenceItem& e = in.evidence[i];
-        if (!e.newer_than_memory || lexical[i] < kNewerShare * lexical[best_i]) continue;
-        const double jaccard = text::Jaccard(ContentStems(e.text), old_words);
-        if (jaccard >= best_overlap) {
-          best_overlap = jaccard;
-          newer_i = static_cast<int>(i);
-        }
-      }
-    }
-    // Matching only a name is no answer: the best item must hold a word of
-    // the issue itself (Project's issue leaves names and question words out).
-    bool on_issue = true;
-    if (best_i >= 0) {
-      const std::set<std::string> issue = ContentStems(in.projection.issue);
-      if (!issue.empty()) {
-        on_issue = false;
-        for (const auto& w : ContentStems(in.evidence[best_i].text))
-          on_issue = on_issue || issue.count(w);
-      }
-    }
-    if (best_i < 0 || best < 0.3 || !on_issue) {
-      out.abstained = true;
-      out.answer = "I don't know: the evidence does not answer that.";
-    } else if (newer_i >= 0) {
-      const EvidenceItem& n = in.evidence[newer_i];
-      const EvidenceItem& old = in.evidence[best_i];
-      out.answer = absl::StrCat(n.speaker, " (", ShortTime(n.timestamp_ms), "): \"", n.text,
-                                "\" [newer than memory, which still says: \"", old.text, "\"]");
-      out.cited_ids = {n.id, old.id};
-    } else {
-      const EvidenceItem& e = in.evidence[best_i];
-      if (e.layer.empty()) {
-        out.answer =
-            absl::StrCat(e.speaker, " (", ShortTime(e.timestamp_ms), "): \"", e.text, "\"");
-      } else {
-        out.answer = absl::StrCat(e.text, " [", e.layer, " record about ", e.owner, ", from ",
-                                  e.speaker, ", ", ShortTime(e.timestamp_ms), "]");
-      }
-      out.cited_ids.push_back(e.id);
+      return ChooseOption(in, sc);
     }
     if (call != nullptr) call->note = "offline extractive";
-    return out;
+    return Extract(in, sc);
   }
 };
 
