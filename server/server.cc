@@ -49,6 +49,12 @@ class ServerImpl final : public Server {
   ~ServerImpl() override { Shutdown(std::chrono::milliseconds(0)); }
 
   absl::Status Init();
+  // Init's steps: the metrics endpoint, the credentials the gRPC port
+  // serves with, the tenants' limits wired to the Writer, the gRPC server.
+  absl::Status StartMetrics();
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() const;
+  absl::Status StartLimits();
+  absl::Status StartGrpc(const std::shared_ptr<grpc::ServerCredentials>& creds);
 
   int port() const override { return port_; }
   int metrics_port() const override { return metrics_port_; }
@@ -97,18 +103,7 @@ absl::Status ServerImpl::Init() {
   SM_ASSIGN_OR_RETURN(memory_, engine::Memory::Open(memory_options, Clock::Real(),
                                                     llm_metrics_.get(), registry_.get()));
   metrics_->SetReady(false);
-  if (!config_.metrics_listen.empty()) {
-    registry_->GaugeAtScrape(
-        "speakermem_store_size_bytes",
-        "Approximate bytes of the store: SST files, memtables and WAL.",
-        [m = memory_.get()] { return static_cast<double>(m->ApproximateSizeBytes()); });
-    SM_ASSIGN_OR_RETURN(metrics_http_,
-                        MetricsHttpServer::Start(
-                            config_.metrics_listen, [this] { return registry_->Exposition(); },
-                            config_.tls_cert_file, config_.tls_key_file));
-    metrics_port_ = metrics_http_->port();
-  }
-
+  SM_RETURN_IF_ERROR(StartMetrics());
   if (config_.auth_enabled) {
     if (config_.auth_keys_file.empty()) {
       return absl::InvalidArgumentError("auth.enabled needs auth.keys_file");
@@ -117,19 +112,49 @@ absl::Status ServerImpl::Init() {
   } else {
     LOG_WARN("authentication is off: every caller is tenant 'default' (auth.enabled)");
   }
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  if (!config_.tls_cert_file.empty() || !config_.tls_key_file.empty()) {
-    SM_ASSIGN_OR_RETURN(std::string cert, ReadFile(config_.tls_cert_file, "tls.cert_file"));
-    SM_ASSIGN_OR_RETURN(std::string key, ReadFile(config_.tls_key_file, "tls.key_file"));
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({key, cert});
-    if (!config_.tls_client_ca_file.empty()) {
-      SM_ASSIGN_OR_RETURN(ssl.pem_root_certs,
-                          ReadFile(config_.tls_client_ca_file, "tls.client_ca_file"));
-      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
-    }
-    creds = grpc::SslServerCredentials(ssl);
+  SM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials());
+  SM_RETURN_IF_ERROR(StartLimits());
+  SM_RETURN_IF_ERROR(StartGrpc(creds));
+  LOG_INFO("listening")
+      .Str("grpc", config_.listen)
+      .Int("grpc_port", port_)
+      .Int("metrics_port", metrics_port_)
+      .Str("data_dir", config_.memory.store.path);
+  rebuild_thread_ = std::thread([this] { Rebuild(); });
+  return absl::OkStatus();
+}
+
+absl::Status ServerImpl::StartMetrics() {
+  if (config_.metrics_listen.empty()) return absl::OkStatus();
+  registry_->GaugeAtScrape(
+      "speakermem_store_size_bytes",
+      "Approximate bytes of the store: SST files, memtables and WAL.",
+      [m = memory_.get()] { return static_cast<double>(m->ApproximateSizeBytes()); });
+  SM_ASSIGN_OR_RETURN(metrics_http_,
+                      MetricsHttpServer::Start(
+                          config_.metrics_listen, [this] { return registry_->Exposition(); },
+                          config_.tls_cert_file, config_.tls_key_file));
+  metrics_port_ = metrics_http_->port();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerImpl::Credentials() const {
+  if (config_.tls_cert_file.empty() && config_.tls_key_file.empty()) {
+    return grpc::InsecureServerCredentials();
   }
+  SM_ASSIGN_OR_RETURN(std::string cert, ReadFile(config_.tls_cert_file, "tls.cert_file"));
+  SM_ASSIGN_OR_RETURN(std::string key, ReadFile(config_.tls_key_file, "tls.key_file"));
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({key, cert});
+  if (!config_.tls_client_ca_file.empty()) {
+    SM_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                        ReadFile(config_.tls_client_ca_file, "tls.client_ca_file"));
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+absl::Status ServerImpl::StartLimits() {
   limiter_ = std::make_unique<Limiter>(config_.tenant_limits, Clock::Real());
   Limiter* limiter = limiter_.get();
   memory_->SetWriterUsageListener([limiter](const storage::ChannelRef& ch, uint64_t tokens) {
@@ -139,10 +164,12 @@ absl::Status ServerImpl::Init() {
   // its segments wait (pending, not lost) for the next UTC day.
   memory_->SetWriterAdmission(
       [limiter](const storage::ChannelRef& ch) { return limiter->CheckTokens(ch.tenant).ok(); });
-  {
-    SM_ASSIGN_OR_RETURN(auto stored, memory_->StoredMessagesByTenant());
-    for (const auto& [tenant, n] : stored) limiter_->SetStored(tenant, n);
-  }
+  SM_ASSIGN_OR_RETURN(auto stored, memory_->StoredMessagesByTenant());
+  for (const auto& [tenant, n] : stored) limiter_->SetStored(tenant, n);
+  return absl::OkStatus();
+}
+
+absl::Status ServerImpl::StartGrpc(const std::shared_ptr<grpc::ServerCredentials>& creds) {
   service_ =
       NewSpeakerMemService(memory_.get(), metrics_.get(), &ready_, keys_.get(), limiter_.get());
   grpc::EnableDefaultHealthCheckService(true);
@@ -164,12 +191,6 @@ absl::Status ServerImpl::Init() {
   auto* health = grpc_server_->GetHealthCheckService();
   health->SetServingStatus(false);
   health->SetServingStatus(kServiceName, false);
-  LOG_INFO("listening")
-      .Str("grpc", config_.listen)
-      .Int("grpc_port", port_)
-      .Int("metrics_port", metrics_port_)
-      .Str("data_dir", config_.memory.store.path);
-  rebuild_thread_ = std::thread([this] { Rebuild(); });
   return absl::OkStatus();
 }
 
