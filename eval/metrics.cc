@@ -8,7 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
-#include "eval/speaker_levenshtein.h"
+#include "writer/speaker_levenshtein.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::eval {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "eval/speaker_levenshtein.h"
+#include "writer/speaker_levenshtein.h"
 
 namespace speakermem::eval {
 
@@ -64,7 +64,7 @@ MeanQN ComputeMeanQN(const std::map<std::string, std::vector<double>>& scores,
 double MultipleChoiceScore(absl::string_view answer, const std::vector<std::string>& options,
                            absl::string_view correct);
 
-// ChainEdge, ChainScore and MemoryReward: eval/speaker_levenshtein.h.
+// ChainEdge, ChainScore and MemoryReward: writer/speaker_levenshtein.h.
 
 }  // namespace speakermem::eval
 

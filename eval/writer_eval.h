@@ -12,11 +12,19 @@
 
 #include "absl/status/statusor.h"
 #include "eval/metrics.h"
-#include "eval/speaker_levenshtein.h"
 #include "storage/types.h"
+#include "writer/speaker_levenshtein.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::eval {
+
+// The Writer's scoring (writer/speaker_levenshtein.h), as evaluation uses it.
+using writer::ChainEdge;
+using writer::ChainScore;
+using writer::MemoryReward;
+using writer::SpeakerLevenshtein;
+using writer::SpeakerLevenshteinResult;
+using writer::StateEntry;
 
 // One Writer transition of a reference trajectory.
 struct ReferenceTransition {

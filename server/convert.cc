@@ -137,7 +137,7 @@ storage::Message FromProto(const v1::DialogueMessage& m, uint64_t seq) {
   return out;
 }
 
-void ToProto(const eval::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out) {
+void ToProto(const writer::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out) {
   out->set_validity(r.validity);
   out->set_r_json(r.r_json);
   out->set_r_schema(r.r_schema);

@@ -11,11 +11,11 @@
 
 #include "absl/status/status.h"
 #include "engine/memory.h"
-#include "eval/writer_rewards.h"
 #include "server/ingest_wire.pb.h"
 #include "server/wire_message.h"
 #include "speakermem/v1/speakermem.pb.h"
 #include "storage/types.h"
+#include "writer/rewards.h"
 
 namespace speakermem::server {
 
@@ -45,7 +45,7 @@ storage::Record FromProto(const v1::DerivedRecord& r);
 retrieval::BudgetRequest FromProto(const v1::QueryBudgets& b);
 // A message given by a client outside Ingest; `seq` when the client gave none.
 storage::Message FromProto(const v1::DialogueMessage& m, uint64_t seq);
-void ToProto(const eval::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out);
+void ToProto(const writer::WriterRewardOutput& r, v1::ScoreWriterActionsResponse* out);
 
 }  // namespace speakermem::server
 

@@ -8,7 +8,6 @@
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "engine/memory.h"
-#include "eval/writer_rewards.h"
 #include "proto/layer_wire.h"
 #include "server/auth.h"
 #include "server/channel_transfer.h"
@@ -23,6 +22,7 @@
 #include "server/rpc_scope.h"
 #include "speakermem/v1/speakermem.grpc.pb.h"
 #include "storage/validation.h"
+#include "writer/rewards.h"
 
 namespace speakermem::server {
 namespace {
@@ -323,7 +323,7 @@ class Service final : public RawServiceBase {
         return absl::InvalidArgumentError(
             absl::StrCat("pre_state/reference_post_state: at most ", kMaxRecords, " records"));
       }
-      eval::WriterRewardInput in;
+      writer::WriterRewardInput in;
       for (int i = 0; i < req->segment_size(); ++i) {
         const v1::DialogueMessage& m = req->segment(i);
         if (m.speaker().empty() || m.text().empty()) {
@@ -340,7 +340,7 @@ class Service final : public RawServiceBase {
       }
       in.output = req->output();
       in.length_limit_reached = req->length_limit_reached();
-      absl::StatusOr<eval::WriterRewardOutput> out = eval::ScoreWriterActions(in);
+      absl::StatusOr<writer::WriterRewardOutput> out = writer::ScoreWriterActions(in);
       if (!out.ok()) return out.status();
       ToProto(*out, resp);
       return absl::OkStatus();

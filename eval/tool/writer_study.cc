@@ -94,8 +94,8 @@ int RunWriterStudy(const WriterStudyOptions& o) {
         std::fprintf(stderr, "error: %s: %s\n", names[t].c_str(), r.status().ToString().c_str());
         return 1;
       }
-      cells[g][t].baseline = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(trajectories[t]),
-                                                      r->reference.entries)
+      cells[g][t].baseline = writer::SpeakerLevenshtein(
+                                 eval::OnePerMessageBaseline(trajectories[t]), r->reference.entries)
                                  .score;
       cells[g][t].result = std::move(*r);
     }

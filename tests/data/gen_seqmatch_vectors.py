@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates difflib.SequenceMatcher test vectors for eval/speaker_levenshtein.
+"""Generates difflib.SequenceMatcher test vectors for writer/speaker_levenshtein.
 
 Each line: JSON {"a": str, "b": str, "ratio": float} computed with
 SequenceMatcher(None, a, b).ratio() (autojunk on, the default). Includes

@@ -303,7 +303,7 @@ TEST_CASE("the offline Writer beats one-record-per-message on the reference traj
     REQUIRE_OK(t);
     auto r = eval::EvaluateWriter(*t, writer::NewOfflineWriter(), work.Sub("db"));
     REQUIRE_OK(r);
-    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
+    double base = writer::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
     WARN(name << ": offline " << r->sl.score << ", baseline " << base << ", " << r->records
               << " records vs " << t->reference.size() << " in the reference, " << r->writer_calls
               << " Writer calls");
@@ -347,9 +347,9 @@ TEST_CASE("replaying the reference actions through our validation rebuilds the r
     CHECK(ref->rejected == dups);
     CHECK(ref->entries.size() + dups == t->reference.size());
     if (dups == 0) {
-      CHECK(eval::SpeakerLevenshtein(ref->entries, t->reference).score == Approx(1.0));
+      CHECK(writer::SpeakerLevenshtein(ref->entries, t->reference).score == Approx(1.0));
     } else {
-      CHECK(eval::SpeakerLevenshtein(ref->entries, t->reference).score > 0.95);
+      CHECK(writer::SpeakerLevenshtein(ref->entries, t->reference).score > 0.95);
     }
     CHECK(ref->edges.size() == t->reference_updates);
     rejected += ref->rejected;
@@ -377,7 +377,7 @@ TEST_CASE("the offline Writer builds UPDATE chains on the manual update cases",
               << " UPDATE links, " << r->records << " active records (reference "
               << t->reference.size() << ", " << t->reference_updates << " updates)");
     CHECK(r->update_links >= 3);
-    double base = eval::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
+    double base = writer::SpeakerLevenshtein(eval::OnePerMessageBaseline(*t), t->reference).score;
     CHECK(r->sl.score > base);
   }
   for (const char* name : {"manual_noop_ack.json", "manual_noop_greeting.json"}) {
@@ -606,18 +606,19 @@ TEST_CASE("captured transitions replay to the same derived state", "[writer-serv
   CHECK(t->messages.size() == 60);
   auto replayed = eval::ReplayReference(*t, dir.Sub("replay"));
   REQUIRE_OK(replayed);
-  std::vector<eval::StateEntry> live;
+  std::vector<writer::StateEntry> live;
   v1::ListRecordsRequest lr;
   lr.set_channel("cap");
   lr.set_page_size(1000);
   auto records = ts.client()->ListRecords(lr);
   REQUIRE_OK(records);
   for (const auto& r : records->records()) {
-    live.push_back(eval::StateEntry{r.owner(), r.source(), v1::Layer_Name(r.layer()), r.content()});
+    live.push_back(
+        writer::StateEntry{r.owner(), r.source(), v1::Layer_Name(r.layer()), r.content()});
   }
   REQUIRE(!live.empty());
   CHECK(replayed->entries.size() == live.size());
-  CHECK(eval::SpeakerLevenshtein(replayed->entries, live).score == Approx(1.0));
+  CHECK(writer::SpeakerLevenshtein(replayed->entries, live).score == Approx(1.0));
   CHECK(replayed->rejected == 0);
 }
 

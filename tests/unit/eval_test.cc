@@ -1,10 +1,19 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "eval/speaker_levenshtein.h"
 #include "nlohmann/json.hpp"
+#include "writer/speaker_levenshtein.h"
 
 namespace speakermem::eval {
+
+using writer::MaxWeightMatching;
+using writer::NormalizedTokens;
+using writer::SequenceMatchRatio;
+using writer::SoftMatch;
+using writer::SpeakerLevenshtein;
+using writer::SpeakerLevenshteinResult;
+using writer::StateEntry;
+using writer::TokenSetF1;
 namespace {
 
 TEST_CASE("SequenceMatchRatio agrees with Python's difflib, autojunk included",

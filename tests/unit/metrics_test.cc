@@ -3,9 +3,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "eval/speaker_levenshtein.h"
+#include "writer/speaker_levenshtein.h"
 
 namespace speakermem::eval {
+
+using writer::ChainEdge;
+using writer::ChainScore;
+using writer::MemoryReward;
+using writer::SoftMatch;
 namespace {
 
 TEST_CASE("token-F1 follows the paper: lower case, strip, trailing periods, token sets",

@@ -1,12 +1,16 @@
 // Writer rewards on hand-computed examples (weights: validity json 0.25,
 // schema 0.35, duplicate 0.25, stop 0.15; penalties json 0.25, action 0.15,
 // count 0.10, length 0.10; memory 0.80 SL + 0.20 chain).
+#include "writer/rewards.h"
+
 #include <catch2/catch.hpp>
 
-#include "eval/writer_rewards.h"
 #include "tests/test_util.h"
 
 namespace speakermem::eval {
+
+using writer::ScoreWriterActions;
+using writer::WriterRewardInput;
 namespace {
 
 storage::Message Msg(uint64_t seq, const std::string& speaker, const std::string& text) {

@@ -2,8 +2,8 @@
 // structural penalty and R^mem), computed with the live Writer's own parse,
 // validation and apply code so an external trainer (e.g. GRPO) scores
 // rollouts exactly as the service would treat them.
-#ifndef SPEAKERMEM_EVAL_WRITER_REWARDS_H_
-#define SPEAKERMEM_EVAL_WRITER_REWARDS_H_
+#ifndef SPEAKERMEM_WRITER_REWARDS_H_
+#define SPEAKERMEM_WRITER_REWARDS_H_
 
 #include <map>
 #include <optional>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "eval/speaker_levenshtein.h"
 #include "storage/types.h"
+#include "writer/speaker_levenshtein.h"
 #include "writer/validate.h"
 
-namespace speakermem::eval {
+namespace speakermem::writer {
 
 struct WriterRewardInput {
   // The pre-state: the channel's records before the segment (heads, and
@@ -59,6 +59,6 @@ struct WriterRewardOutput {
 // INVALID_ARGUMENT for an empty segment.
 absl::StatusOr<WriterRewardOutput> ScoreWriterActions(const WriterRewardInput& in);
 
-}  // namespace speakermem::eval
+}  // namespace speakermem::writer
 
-#endif  // SPEAKERMEM_EVAL_WRITER_REWARDS_H_
+#endif  // SPEAKERMEM_WRITER_REWARDS_H_

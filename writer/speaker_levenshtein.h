@@ -5,8 +5,8 @@
 // layer agree, one-to-one by maximum-weight (Hungarian) alignment within each
 // owner bucket (GROUP is a bucket of its own); the score is 0.80 x the macro
 // average of the per-owner soft F1 + 0.20 x the worst owner's.
-#ifndef SPEAKERMEM_EVAL_SPEAKER_LEVENSHTEIN_H_
-#define SPEAKERMEM_EVAL_SPEAKER_LEVENSHTEIN_H_
+#ifndef SPEAKERMEM_WRITER_SPEAKER_LEVENSHTEIN_H_
+#define SPEAKERMEM_WRITER_SPEAKER_LEVENSHTEIN_H_
 
 #include <map>
 #include <string>
@@ -14,7 +14,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace speakermem::eval {
+namespace speakermem::writer {
 
 struct StateEntry {
   std::string owner;
@@ -74,6 +74,6 @@ double ChainScore(const std::vector<ChainEdge>& pred, const std::vector<ChainEdg
 // The memory reward: 0.80 x SpeakerLevenshtein + 0.20 x chain score.
 double MemoryReward(double speaker_levenshtein, double chain);
 
-}  // namespace speakermem::eval
+}  // namespace speakermem::writer
 
-#endif  // SPEAKERMEM_EVAL_SPEAKER_LEVENSHTEIN_H_
+#endif  // SPEAKERMEM_WRITER_SPEAKER_LEVENSHTEIN_H_

@@ -1,4 +1,4 @@
-#include "eval/speaker_levenshtein.h"
+#include "writer/speaker_levenshtein.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include "text/tokenizer.h"
 #include "writer/writer_model.h"
 
-namespace speakermem::eval {
+namespace speakermem::writer {
 
 using text::IsCjk;
 namespace {
@@ -97,7 +97,7 @@ class Matcher {
 };
 
 std::string NormalizeLayerName(const std::string& layer) {
-  std::string n = writer::NormalizeLayer(layer);
+  std::string n = NormalizeLayer(layer);
   return n.empty() ? layer : n;
 }
 
@@ -269,7 +269,7 @@ double ChainScore(const std::vector<ChainEdge>& pred, const std::vector<ChainEdg
   for (size_t i = 0; i < pred.size(); ++i) {
     for (size_t j = 0; j < ref.size(); ++j) {
       if (pred[i].owner != ref[j].owner ||
-          writer::NormalizeLayer(pred[i].layer) != writer::NormalizeLayer(ref[j].layer)) {
+          NormalizeLayer(pred[i].layer) != NormalizeLayer(ref[j].layer)) {
         continue;
       }
       w[i][j] = 0.50 * SoftMatch(pred[i].old_content, ref[j].old_content) +
@@ -284,4 +284,4 @@ double MemoryReward(double speaker_levenshtein, double chain) {
   return 0.80 * speaker_levenshtein + 0.20 * chain;
 }
 
-}  // namespace speakermem::eval
+}  // namespace speakermem::writer
