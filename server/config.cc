@@ -87,9 +87,10 @@ Knob BoolKnob(std::string section, std::string key, std::string help,
   return k;
 }
 
-std::vector<Knob> BuildKnobs() {
+// The edge: listen addresses, auth, TLS, logging.
+void EdgeKnobs(std::vector<Knob>* knobs) {
   using C = ServerConfig;
-  std::vector<Knob> k;
+  std::vector<Knob>& k = *knobs;
   k.push_back(StrKnob("server", "listen",
                       "gRPC listen address host:port; port 0 picks a free port.",
                       [](C* c) { return &c->listen; }));
@@ -128,6 +129,12 @@ std::vector<Knob> BuildKnobs() {
                       [](C* c) { return &c->tls_client_ca_file; }));
   k.push_back(StrKnob("log", "level", "Lowest log level written: debug, info, warn, error.",
                       [](C* c) { return &c->log_level; }));
+}
+
+// The store and the sizes of what is stored.
+void StoreKnobs(std::vector<Knob>* knobs) {
+  using C = ServerConfig;
+  std::vector<Knob>& k = *knobs;
   k.push_back(StrKnob("store", "data_dir", "Directory of the RocksDB store; created when missing.",
                       [](C* c) { return &c->memory.store.path; }));
   k.push_back(BoolKnob("store", "sync",
@@ -159,6 +166,12 @@ std::vector<Knob> BuildKnobs() {
   k.push_back(IntKnob<size_t>(
       "limits", "max_metadata_value_bytes", "Longest metadata value, in bytes.",
       [](C* c) { return &c->memory.limits.max_metadata_value_bytes; }, 0, 1 << 20));
+}
+
+// Paging, query and per-tenant limits, and the query default.
+void LimitKnobs(std::vector<Knob>* knobs) {
+  using C = ServerConfig;
+  std::vector<Knob>& k = *knobs;
   k.push_back(IntKnob<uint32_t>(
       "limits", "default_page_size",
       "Page size of GetMessages/ListChannels when the "
@@ -223,6 +236,12 @@ std::vector<Knob> BuildKnobs() {
       "System 1 top-k when a query gives none (paper main "
       "configuration: 10).",
       [](C* c) { return &c->memory.budgets.default_top_k; }, 1, 10000));
+}
+
+// System 1 recall and the vector index.
+void RetrievalKnobs(std::vector<Knob>* knobs) {
+  using C = ServerConfig;
+  std::vector<Knob>& k = *knobs;
   // System 1 recall constants: defaults chosen by leave-one-conversation-out
   // (docs/retrieval.md).
   k.push_back(BoolKnob("retrieval", "stem",
@@ -300,6 +319,12 @@ std::vector<Knob> BuildKnobs() {
       "Inverted lists probed per dense search in an IVF shard (more: "
       "better recall, slower).",
       [](C* c) { return &c->memory.vectors.ivf_nprobe; }, 1, 4096));
+}
+
+// Backups, index shards and the Writer.
+void WriterKnobs(std::vector<Knob>* knobs) {
+  using C = ServerConfig;
+  std::vector<Knob>& k = *knobs;
   k.push_back(StrKnob("store", "backup_dir",
                       "Where the Backup RPC writes checkpoints (one directory per backup); "
                       "empty: \"<data_dir>.backups\".",
@@ -361,6 +386,12 @@ std::vector<Knob> BuildKnobs() {
       "same owner, layer and source when their content words overlap at least "
       "this much (Jaccard); 0 joins all of them.",
       [](C* c) { return &c->memory.writer.offline.merge_similarity; }, 0, 1));
+}
+
+// The default model endpoint (every stage's, unless overridden).
+void ModelKnobs(std::vector<Knob>* knobs) {
+  using C = ServerConfig;
+  std::vector<Knob>& k = *knobs;
   for (const auto& [key, help] : llm::EndpointFields()) {
     Knob knob{"model", key, help, nullptr, nullptr};
     std::string field = key;
@@ -370,6 +401,16 @@ std::vector<Knob> BuildKnobs() {
     };
     k.push_back(std::move(knob));
   }
+}
+
+std::vector<Knob> BuildKnobs() {
+  std::vector<Knob> k;
+  EdgeKnobs(&k);
+  StoreKnobs(&k);
+  LimitKnobs(&k);
+  RetrievalKnobs(&k);
+  WriterKnobs(&k);
+  ModelKnobs(&k);
   return k;
 }
 
