@@ -5,12 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "client/cli_common.h"
 #include "client/client.h"
+#include "common/status_macros.h"
 #include "datasets/datasets.h"
 #include "eval/judge.h"
 #include "eval/metrics.h"
@@ -92,99 +94,141 @@ absl::StatusOr<server::ServerConfig> LoadEmbeddedConfig(const std::string& confi
   return config;
 }
 
-int RunEvalReport(const EvalReportOptions& o) {
-  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(o.format);
-  if (!format.ok()) return Fail(format.status());
-  // The embedded instance is configured as speakermemd would be.
-  absl::StatusOr<server::ServerConfig> loaded = LoadEmbeddedConfig(o.config_file);
-  if (!loaded.ok()) return Fail(loaded.status());
-  const server::ServerConfig& config = *loaded;
-  eval::ReportData data;
-  data.dataset = o.format;
-  data.socialmem = *format == datasets::Format::kSocialMem;
-  data.include_texts = o.include_texts;
-  data.command = o.command;
-  for (const char* stage : {"project", "select", "sufficiency", "answer", "embed", "writer"}) {
-    absl::StatusOr<llm::EndpointConfig> ep = config.models.Resolve(stage);
-    if (!ep.ok()) return Fail(ep.status());
-    data.stage_models[stage] =
-        ep->provider == "offline"
-            ? "offline"
-            : absl::StrCat(ep->provider, " ", ep->model, " at ", ep->base_url);
+namespace {
+
+// Per-phase progress on a terminal: done/total, elapsed, ETA.
+std::function<void(size_t, size_t)> Progress(const char* what, bool tty) {
+  auto phase_start = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [what, tty, phase_start](size_t done, size_t total) {
+    if (done <= 1) *phase_start = std::chrono::steady_clock::now();
+    if (!tty || (done % 10 != 0 && done != total)) return;
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *phase_start).count();
+    double eta =
+        done == 0 ? 0 : secs / static_cast<double>(done) * static_cast<double>(total - done);
+    std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs  ETA %.0fs ", what, done, total,
+                 secs, eta);
+    if (done == total) std::fputs("\n", stderr);
+  };
+}
+
+// One `eval report` run: load, ingest (embedded or into a server), System 1
+// recall per configuration, answers (and the judge's verdicts), the report.
+class ReportRun {
+ public:
+  ReportRun(const EvalReportOptions& o, const server::ServerConfig& config)
+      : o_(o), config_(config), tty_(isatty(STDERR_FILENO)) {}
+
+  absl::Status Run() {
+    SM_RETURN_IF_ERROR(Describe());
+    SM_RETURN_IF_ERROR(Load());
+    SM_RETURN_IF_ERROR(BuildJudge());
+    const auto start = std::chrono::steady_clock::now();
+    size_t total_msgs = 0;
+    for (const auto& c : convs_) total_msgs += c.messages.size();
+    std::fprintf(stderr, "ingesting %zu conversations (%zu messages) %s and deriving System 2\n",
+                 convs_.size(), total_msgs,
+                 o_.addr.empty() ? "into an embedded instance" : "into the server");
+    SM_RETURN_IF_ERROR(o_.addr.empty() ? IngestEmbedded() : IngestRemote());
+    SM_RETURN_IF_ERROR(Recall());
+    SM_RETURN_IF_ERROR(AnswerAll());
+    data_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    absl::StatusOr<std::string> md = eval::WriteReport(data_, o_.out_dir);
+    if (!md.ok()) return md.status();
+    std::printf("%s", md->c_str());
+    std::fprintf(stderr, "report written to %s/report.json and report.md\n", o_.out_dir.c_str());
+    return absl::OkStatus();
   }
-  if (*format == datasets::Format::kLocomo) {
-    data.category_names = {{"1", "multi-hop"},
-                           {"2", "temporal"},
-                           {"3", "open-domain"},
-                           {"4", "single-hop"},
-                           {"5", "adversarial (abstention is correct)"}};
-  }
-  std::vector<datasets::Conversation> convs;
-  for (const auto& path : o.paths) {
-    auto c = datasets::LoadFile(path, *format, "");
-    if (!c.ok()) return Fail(c.status());
-    data.inputs.push_back(std::filesystem::path(path).filename().string());
-    for (auto& conv : *c) convs.push_back(std::move(conv));
-  }
-  // The judge, when one is given.
-  llm::ModelsConfig models;
-  std::unique_ptr<eval::JudgeStage> judge;
-  if (!o.judge_url.empty()) {
-    for (auto [k, v] :
-         std::vector<std::pair<std::string, std::string>>{{"provider", "openai"},
-                                                          {"base_url", o.judge_url},
-                                                          {"model", o.judge_model},
-                                                          {"api_key_env", o.judge_key_env}}) {
-      if (absl::Status s = models.SetOverride("judge", k, v); !s.ok()) return Fail(s);
+
+ private:
+  // What the report says of the run: dataset, stages' providers, categories.
+  absl::Status Describe() {
+    SM_ASSIGN_OR_RETURN(format_, datasets::ParseFormat(o_.format));
+    data_.dataset = o_.format;
+    data_.socialmem = format_ == datasets::Format::kSocialMem;
+    data_.include_texts = o_.include_texts;
+    data_.command = o_.command;
+    for (const char* stage : {"project", "select", "sufficiency", "answer", "embed", "writer"}) {
+      SM_ASSIGN_OR_RETURN(llm::EndpointConfig ep, config_.models.Resolve(stage));
+      data_.stage_models[stage] =
+          ep.provider == "offline" ? "offline"
+                                   : absl::StrCat(ep.provider, " ", ep.model, " at ", ep.base_url);
     }
-    auto j = eval::BuildJudge(models, nullptr);
-    if (!j.ok()) return Fail(j.status());
-    judge = std::move(*j);
+    if (!o_.addr.empty()) {
+      for (auto& [stage, what] : data_.stage_models) what = "the server's configuration";
+    }
+    if (format_ == datasets::Format::kLocomo) {
+      data_.category_names = {{"1", "multi-hop"},
+                              {"2", "temporal"},
+                              {"3", "open-domain"},
+                              {"4", "single-hop"},
+                              {"5", "adversarial (abstention is correct)"}};
+    }
+    return absl::OkStatus();
   }
-  data.judge_configured = judge != nullptr;
-  if (!judge) {
-    std::fprintf(stderr, "no judge configured (--judge-url): accuracy is not measured%s\n",
-                 data.socialmem ? "; open-ended SocialMem items are left out of MeanQ/MeanN" : "");
+
+  absl::Status Load() {
+    for (const auto& path : o_.paths) {
+      SM_ASSIGN_OR_RETURN(std::vector<datasets::Conversation> c,
+                          datasets::LoadFile(path, format_, ""));
+      data_.inputs.push_back(std::filesystem::path(path).filename().string());
+      for (auto& conv : c) convs_.push_back(std::move(conv));
+    }
+    return absl::OkStatus();
   }
-  const bool tty = isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  size_t total_msgs = 0;
-  for (const auto& c : convs) total_msgs += c.messages.size();
-  std::fprintf(stderr, "ingesting %zu conversations (%zu messages) %s and deriving System 2\n",
-               convs.size(), total_msgs,
-               o.addr.empty() ? "into an embedded instance" : "into the server");
-  std::unique_ptr<EmbeddedEngine> embedded;
-  std::unique_ptr<client::Client> remote;
-  if (o.addr.empty()) {
-    auto e = EmbeddedEngine::Open(config.memory);
-    if (!e.ok()) return Fail(e.status());
-    embedded = std::move(*e);
-    engine::Memory* mem = embedded->memory();
-    for (const auto& c : convs) {
+
+  // The judge, when one is given.
+  absl::Status BuildJudge() {
+    if (!o_.judge_url.empty()) {
+      llm::ModelsConfig models;
+      for (auto [k, v] :
+           std::vector<std::pair<std::string, std::string>>{{"provider", "openai"},
+                                                            {"base_url", o_.judge_url},
+                                                            {"model", o_.judge_model},
+                                                            {"api_key_env", o_.judge_key_env}}) {
+        SM_RETURN_IF_ERROR(models.SetOverride("judge", k, v));
+      }
+      SM_ASSIGN_OR_RETURN(judge_, eval::BuildJudge(models, nullptr));
+    }
+    data_.judge_configured = judge_ != nullptr;
+    if (!judge_) {
+      std::fprintf(
+          stderr, "no judge configured (--judge-url): accuracy is not measured%s\n",
+          data_.socialmem ? "; open-ended SocialMem items are left out of MeanQ/MeanN" : "");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status IngestEmbedded() {
+    SM_ASSIGN_OR_RETURN(embedded_, EmbeddedEngine::Open(config_.memory));
+    engine::Memory* mem = embedded_->memory();
+    for (const auto& c : convs_) {
       for (size_t i = 0; i < c.messages.size(); i += 500) {
         std::vector<storage::Message> batch(
             c.messages.begin() + i, c.messages.begin() + std::min(c.messages.size(), i + 500));
-        auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch));
-        if (!r.ok()) return Fail(r.status());
+        SM_RETURN_IF_ERROR(
+            mem->Ingest({storage::kDefaultTenant, c.channel}, {}, std::move(batch)).status());
       }
     }
-    for (const auto& c : convs) {
+    for (const auto& c : convs_) {
       uint64_t newest = 0;
-      auto st =
-          mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
-      if (!st.ok()) return Fail(st.status());
+      SM_RETURN_IF_ERROR(
+          mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest)
+              .status());
     }
     if (!mem->WaitForEmbeddings(std::chrono::minutes(30))) {
-      return Fail(absl::DeadlineExceededError("embeddings did not finish"));
+      return absl::DeadlineExceededError("embeddings did not finish");
     }
-  } else {
-    // A running server, with its own configuration.
-    for (auto& [stage, what] : data.stage_models) what = "the server's configuration";
+    return absl::OkStatus();
+  }
+
+  // A running server, with its own configuration.
+  absl::Status IngestRemote() {
     client::ClientOptions co;
-    co.addr = o.addr;
-    co.api_key = o.api_key;
-    remote = client::Client::Connect(co);
-    for (const auto& c : convs) {
+    co.addr = o_.addr;
+    co.api_key = o_.api_key;
+    remote_ = client::Client::Connect(co);
+    for (const auto& c : convs_) {
       std::vector<v1::DialogueMessage> msgs;
       for (const auto& m : c.messages) {
         v1::DialogueMessage w;
@@ -192,21 +236,20 @@ int RunEvalReport(const EvalReportOptions& o) {
         w.clear_seq();
         msgs.push_back(std::move(w));
       }
-      if (absl::Status s = remote->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) {
-        return Fail(s);
-      }
+      SM_RETURN_IF_ERROR(remote_->IngestStream(c.channel, msgs, {}, nullptr));
       v1::FlushRequest f;
       f.set_channel(c.channel);
       f.set_wait(true);
       f.set_timeout_ms(30 * 60 * 1000);
-      if (auto r = remote->Flush(f); !r.ok()) return Fail(r.status());
+      SM_RETURN_IF_ERROR(remote_->Flush(f).status());
     }
+    return absl::OkStatus();
   }
-  auto query =
-      [&](const std::string& channel, const std::string& question, const std::string& config,
-          size_t k, bool answer,
-          const std::vector<std::string>& options = {}) -> absl::StatusOr<engine::QueryResult> {
-    if (remote) return RemoteQuery(remote.get(), channel, question, config, k, answer, options);
+
+  absl::StatusOr<engine::QueryResult> Query(const std::string& channel, const std::string& question,
+                                            const std::string& config, size_t k, bool answer,
+                                            const std::vector<std::string>& options = {}) {
+    if (remote_) return RemoteQuery(remote_.get(), channel, question, config, k, answer, options);
     engine::QueryParams p;
     p.options = options;
     p.channel = {storage::kDefaultTenant, channel};
@@ -217,37 +260,25 @@ int RunEvalReport(const EvalReportOptions& o) {
              : config == "dense" ? retrieval::RecallMode::kDense
                                  : retrieval::RecallMode::kHybrid;
     p.stages = config == "full" || config == "full+s2";
-    return embedded->memory()->Query(p, answer);
-  };
-  auto progress = [&](const char* what) {
-    auto phase_start = std::make_shared<std::chrono::steady_clock::time_point>();
-    return [&, what, phase_start](size_t done, size_t total) {
-      if (done <= 1) *phase_start = std::chrono::steady_clock::now();
-      if (!tty || (done % 10 != 0 && done != total)) return;
-      double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - *phase_start).count();
-      double eta =
-          done == 0 ? 0 : secs / static_cast<double>(done) * static_cast<double>(total - done);
-      std::fprintf(stderr, "\r%s: %zu/%zu questions  elapsed %.0fs  ETA %.0fs ", what, done, total,
-                   secs, eta);
-      if (done == total) std::fputs("\n", stderr);
-    };
-  };
-  eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
-                                  const std::string& config,
-                                  size_t k) -> absl::StatusOr<std::vector<std::string>> {
+    return embedded_->memory()->Query(p, answer);
+  }
+
+  // The message ids a configuration retrieves (full+s2: with the System 2
+  // records' from_ids after a "" marker, counted at every k).
+  absl::StatusOr<std::vector<std::string>> Retrieve(const std::string& channel,
+                                                    const std::string& question,
+                                                    const std::string& config, size_t k) {
     auto t = std::chrono::steady_clock::now();
-    auto r = query(channel, question, config, k, false);
-    if (!r.ok()) return r.status();
+    SM_ASSIGN_OR_RETURN(engine::QueryResult r, Query(channel, question, config, k, false));
     if (config == "full") {
-      data.latency_ms.push_back(
+      data_.latency_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
     }
     std::vector<std::string> ids;
-    for (const auto& rm : r->pipeline.s1) ids.push_back(rm.message.message_id);
+    for (const auto& rm : r.pipeline.s1) ids.push_back(rm.message.message_id);
     if (config == "full+s2") {
       ids.push_back("");  // what follows counts at every k
-      for (const auto& row : r->pipeline.s2) {
+      for (const auto& row : r.pipeline.s2) {
         for (const auto* list : {&row.records, &row.sourced}) {
           for (const auto& rec : *list)
             ids.insert(ids.end(), rec.from_ids.begin(), rec.from_ids.end());
@@ -255,80 +286,120 @@ int RunEvalReport(const EvalReportOptions& o) {
       }
     }
     return ids;
-  };
-  auto report = eval::EvaluateRetrieval(convs, {"bm25", "dense", "full", "full+s2"}, {5, 10, 20},
-                                        retrieve, progress("retrieval"));
-  if (!report.ok()) return Fail(report.status());
-  data.retrieval = std::move(*report);
+  }
+
+  absl::Status Recall() {
+    eval::RetrieveFn retrieve = [this](const std::string& channel, const std::string& question,
+                                       const std::string& config,
+                                       size_t k) { return Retrieve(channel, question, config, k); };
+    SM_ASSIGN_OR_RETURN(data_.retrieval, eval::EvaluateRetrieval(
+                                             convs_, {"bm25", "dense", "full", "full+s2"},
+                                             {5, 10, 20}, retrieve, Progress("retrieval", tty_)));
+    return absl::OkStatus();
+  }
+
   // Answers at the paper's main configuration (top-k 10, S2 k 2 + source 1).
-  size_t total_q = 0, done_q = 0;
-  for (const auto& c : convs) total_q += c.questions.size();
-  auto answer_progress = progress("answers");
-  for (const auto& c : convs) {
-    for (const auto& q : c.questions) {
-      auto r = query(c.channel, q.question, "full", 10, true, q.options);
-      if (!r.ok()) return Fail(r.status());
-      std::map<std::string, double> tokens;
-      for (const auto& t : r->pipeline.trace) {
-        if (t.model_calls > 0) tokens[t.stage] += static_cast<double>(t.tokens_in + t.tokens_out);
+  absl::Status AnswerAll() {
+    size_t total_q = 0, done_q = 0;
+    for (const auto& c : convs_) total_q += c.questions.size();
+    auto answer_progress = Progress("answers", tty_);
+    for (const auto& c : convs_) {
+      for (const auto& q : c.questions) {
+        SM_ASSIGN_OR_RETURN(engine::QueryResult r,
+                            Query(c.channel, q.question, "full", 10, true, q.options));
+        CountTokens(r);
+        eval::QaItem item = Score(c, q, r);
+        if (judge_) Judge(q, r, &item);
+        data_.qa.push_back(std::move(item));
+        answer_progress(++done_q, total_q);
       }
-      for (const auto& [stage, n] : tokens) data.tokens_by_stage[stage].push_back(n);
-      data.tokens_per_question.push_back(0);
-      for (const auto& [stage, n] : tokens) data.tokens_per_question.back() += n;
-      eval::QaItem item;
-      item.network = c.channel;
-      item.id = q.id;
-      item.category = q.category;
-      item.question = q.question;
-      item.gold = q.answer.empty() ? q.correct_option : q.answer;
-      item.answer = r->answer;
-      item.token_f1 = eval::TokenF1(item.answer, item.gold);
-      item.abstained = r->abstained;
-      if (q.adversarial) {
-        // Unanswerable from the conversation: abstaining is the right
-        // answer, anything else is wrong (the dataset's "answer" is a
-        // distractor).
-        item.adversarial = true;
-        item.gold = "(no answer in the conversation: abstention expected)";
-        item.token_f1 = r->abstained ? 1.0 : 0.0;
+    }
+    return absl::OkStatus();
+  }
+
+  void CountTokens(const engine::QueryResult& r) {
+    std::map<std::string, double> tokens;
+    for (const auto& t : r.pipeline.trace) {
+      if (t.model_calls > 0) tokens[t.stage] += static_cast<double>(t.tokens_in + t.tokens_out);
+    }
+    for (const auto& [stage, n] : tokens) data_.tokens_by_stage[stage].push_back(n);
+    data_.tokens_per_question.push_back(0);
+    for (const auto& [stage, n] : tokens) data_.tokens_per_question.back() += n;
+  }
+
+  static eval::QaItem Score(const datasets::Conversation& c, const datasets::Question& q,
+                            const engine::QueryResult& r) {
+    eval::QaItem item;
+    item.network = c.channel;
+    item.id = q.id;
+    item.category = q.category;
+    item.question = q.question;
+    item.gold = q.answer.empty() ? q.correct_option : q.answer;
+    item.answer = r.answer;
+    item.token_f1 = eval::TokenF1(item.answer, item.gold);
+    item.abstained = r.abstained;
+    if (q.adversarial) {
+      // Unanswerable from the conversation: abstaining is the right answer,
+      // anything else is wrong (the dataset's "answer" is a distractor).
+      item.adversarial = true;
+      item.gold = "(no answer in the conversation: abstention expected)";
+      item.token_f1 = r.abstained ? 1.0 : 0.0;
+    }
+    item.multiple_choice = !q.options.empty() && !q.correct_option.empty();
+    if (item.multiple_choice) {
+      item.item_score = eval::MultipleChoiceScore(item.answer, q.options, q.correct_option);
+    }
+    return item;
+  }
+
+  // The judge's verdict (and, for an open-ended SocialMem item, its partial
+  // credit by the item's category). A failed or unreadable verdict leaves the
+  // item unjudged, counted.
+  void Judge(const datasets::Question& q, const engine::QueryResult& r, eval::QaItem* item) {
+    if (item->adversarial) {
+      item->judge = r.abstained ? 1.0 : 0.0;
+      return;
+    }
+    auto failed = [&](const absl::Status& s) {
+      if (data_.judge_failures++ == 0) data_.judge_failure_example = std::string(s.message());
+      std::fprintf(stderr, "\njudge: %s: %s\n", q.id.c_str(), std::string(s.message()).c_str());
+    };
+    llm::StageCall call;
+    auto v = judge_->Judge({q.question, item->gold, item->answer, false}, &call);
+    if (v.ok()) {
+      item->judge = v->correct ? 1.0 : 0.0;
+    } else {
+      failed(v.status());
+    }
+    if (data_.socialmem && !item->multiple_choice) {
+      auto pc = judge_->Judge({q.question, item->gold, item->answer, true, q.category}, &call);
+      if (pc.ok()) {
+        item->item_score = pc->score;
+      } else {
+        failed(pc.status());
       }
-      item.multiple_choice = !q.options.empty() && !q.correct_option.empty();
-      if (item.multiple_choice) {
-        item.item_score = eval::MultipleChoiceScore(item.answer, q.options, q.correct_option);
-      }
-      if (judge && item.adversarial) {
-        item.judge = r->abstained ? 1.0 : 0.0;
-      } else if (judge) {
-        // A failed or unreadable verdict leaves the item unjudged, counted.
-        auto failed = [&](const absl::Status& s) {
-          if (data.judge_failures++ == 0) data.judge_failure_example = std::string(s.message());
-          std::fprintf(stderr, "\njudge: %s: %s\n", q.id.c_str(), std::string(s.message()).c_str());
-        };
-        llm::StageCall call;
-        auto v = judge->Judge({q.question, item.gold, item.answer, false}, &call);
-        if (v.ok()) {
-          item.judge = v->correct ? 1.0 : 0.0;
-        } else {
-          failed(v.status());
-        }
-        if (data.socialmem && !item.multiple_choice) {
-          auto pc = judge->Judge({q.question, item.gold, item.answer, true, q.category}, &call);
-          if (pc.ok()) {
-            item.item_score = pc->score;
-          } else {
-            failed(pc.status());
-          }
-        }
-      }
-      data.qa.push_back(std::move(item));
-      answer_progress(++done_q, total_q);
     }
   }
-  data.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto md = eval::WriteReport(data, o.out_dir);
-  if (!md.ok()) return Fail(md.status());
-  std::printf("%s", md->c_str());
-  std::fprintf(stderr, "report written to %s/report.json and report.md\n", o.out_dir.c_str());
+
+  const EvalReportOptions& o_;
+  const server::ServerConfig& config_;
+  const bool tty_;
+  datasets::Format format_ = datasets::Format::kAuto;
+  eval::ReportData data_;
+  std::vector<datasets::Conversation> convs_;
+  std::unique_ptr<eval::JudgeStage> judge_;
+  std::unique_ptr<EmbeddedEngine> embedded_;
+  std::unique_ptr<client::Client> remote_;
+};
+
+}  // namespace
+
+int RunEvalReport(const EvalReportOptions& o) {
+  // The embedded instance is configured as speakermemd would be.
+  absl::StatusOr<server::ServerConfig> config = LoadEmbeddedConfig(o.config_file);
+  if (!config.ok()) return Fail(config.status());
+  ReportRun run(o, *config);
+  if (absl::Status s = run.Run(); !s.ok()) return Fail(s);
   return 0;
 }
 
