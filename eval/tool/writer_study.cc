@@ -61,56 +61,114 @@ struct Shape {
 
 bool IsSocialNetwork(const std::string& file) { return absl::StartsWith(file, "social_"); }
 
-}  // namespace
-
-int RunWriterStudy(const WriterStudyOptions& o) {
-  std::vector<eval::Trajectory> trajectories;
-  std::vector<std::string> names;
-  for (const auto& path : o.paths) {
-    absl::StatusOr<eval::Trajectory> t = eval::LoadTrajectory(path);
-    if (!t.ok()) {
-      std::fprintf(stderr, "error: %s\n", t.status().ToString().c_str());
-      return 1;
-    }
-    trajectories.push_back(std::move(*t));
-    names.push_back(path.substr(path.find_last_of('/') + 1));
+// Sums of the figures over trajectories.
+struct Sums {
+  double sl = 0, base = 0, chain = 0, mem = 0;
+  size_t n = 0;
+  void Add(const Cell& c) {
+    sl += c.result.sl.score;
+    base += c.baseline;
+    chain += c.result.chain;
+    mem += c.result.memory_reward;
+    ++n;
   }
-  char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) {
-    std::fprintf(stderr, "error: mkdtemp failed\n");
+};
+
+// The offline Writer on reference trajectories: every grid point on every
+// trajectory, each trajectory scored with the constants chosen on the others.
+class WriterStudy {
+ public:
+  explicit WriterStudy(const WriterStudyOptions& o) : o_(o), grid_(Grid()) {}
+
+  int Run() {
+    if (absl::Status s = Load(); !s.ok()) return Error(s);
+    if (absl::Status s = Score(); !s.ok()) return Error(s);
+    const size_t in_sample = Choose(SIZE_MAX);
+    const writer::OfflineWriterParams defaults;
+    const bool defaults_chosen = Same(grid_[in_sample], defaults);
+    std::string md = HeldOut();
+    const double n = static_cast<double>(trajectories_.size());
+    absl::StrAppendFormat(&md, "| mean, all %zu | %.4f | %.4f | %.4f | %.4f | | | | |\n",
+                          trajectories_.size(), all_.sl / n, all_.base / n, all_.chain / n,
+                          all_.mem / n);
+    if (social_.n > 0) {
+      const double s = static_cast<double>(social_.n);
+      absl::StrAppendFormat(
+          &md, "| mean, %zu SocialMem networks | %.4f | %.4f | %.4f | %.4f | | | | |\n", social_.n,
+          social_.sl / s, social_.base / s, social_.chain / s, social_.mem / s);
+    }
+    absl::StrAppendFormat(&md,
+                          "\nConstants chosen on all trajectories: %s; compiled defaults: %s%s.\n",
+                          Describe(grid_[in_sample]), Describe(defaults),
+                          defaults_chosen ? " (the same)" : " (DIFFERENT: update the defaults)");
+    md += ShapeText();
+    md += GridTable();
+    out_["mean_speaker_levenshtein"] = all_.sl / n;
+    out_["mean_baseline"] = all_.base / n;
+    out_["mean_chain"] = all_.chain / n;
+    out_["mean_memory_reward"] = all_.mem / n;
+    if (social_.n > 0) {
+      out_["socialmem_mean_speaker_levenshtein"] = social_.sl / static_cast<double>(social_.n);
+      out_["socialmem_mean_baseline"] = social_.base / static_cast<double>(social_.n);
+    }
+    out_["chosen_on_all"] = Describe(grid_[in_sample]);
+    out_["defaults_chosen"] = defaults_chosen;
+    Print(md);
+    return defaults_chosen ? 0 : 3;
+  }
+
+ private:
+  static int Error(const absl::Status& s) {
+    std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  const std::string work = tmpl;
-  const std::vector<writer::OfflineWriterParams> grid = Grid();
-  // cells[g][t]: the Writer with grid point g on trajectory t.
-  std::vector<std::vector<Cell>> cells(grid.size(), std::vector<Cell>(trajectories.size()));
-  for (size_t g = 0; g < grid.size(); ++g) {
-    std::fprintf(stderr, "eval writer: constants %zu/%zu (%s) on %zu trajectories\n", g + 1,
-                 grid.size(), Describe(grid[g]).c_str(), trajectories.size());
-    for (size_t t = 0; t < trajectories.size(); ++t) {
-      absl::StatusOr<eval::WriterEvalResult> r =
-          eval::EvaluateWriter(trajectories[t], writer::NewOfflineWriter(grid[g]), work + "/db");
-      if (!r.ok()) {
-        std::fprintf(stderr, "error: %s: %s\n", names[t].c_str(), r.status().ToString().c_str());
-        return 1;
-      }
-      cells[g][t].baseline = writer::SpeakerLevenshtein(
-                                 eval::OnePerMessageBaseline(trajectories[t]), r->reference.entries)
-                                 .score;
-      cells[g][t].result = std::move(*r);
+
+  absl::Status Load() {
+    for (const auto& path : o_.paths) {
+      absl::StatusOr<eval::Trajectory> t = eval::LoadTrajectory(path);
+      if (!t.ok()) return absl::Status(t.status().code(), t.status().ToString());
+      trajectories_.push_back(std::move(*t));
+      names_.push_back(path.substr(path.find_last_of('/') + 1));
     }
+    return absl::OkStatus();
   }
-  std::filesystem::remove_all(work);
+
+  // cells_[g][t]: the Writer with grid point g on trajectory t.
+  absl::Status Score() {
+    char tmpl[] = "/tmp/speakermem-eval-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
+    const std::string work = tmpl;
+    cells_.assign(grid_.size(), std::vector<Cell>(trajectories_.size()));
+    for (size_t g = 0; g < grid_.size(); ++g) {
+      std::fprintf(stderr, "eval writer: constants %zu/%zu (%s) on %zu trajectories\n", g + 1,
+                   grid_.size(), Describe(grid_[g]).c_str(), trajectories_.size());
+      for (size_t t = 0; t < trajectories_.size(); ++t) {
+        absl::StatusOr<eval::WriterEvalResult> r = eval::EvaluateWriter(
+            trajectories_[t], writer::NewOfflineWriter(grid_[g]), work + "/db");
+        if (!r.ok()) {
+          return absl::Status(r.status().code(),
+                              absl::StrCat(names_[t], ": ", r.status().ToString()));
+        }
+        cells_[g][t].baseline =
+            writer::SpeakerLevenshtein(eval::OnePerMessageBaseline(trajectories_[t]),
+                                       r->reference.entries)
+                .score;
+        cells_[g][t].result = std::move(*r);
+      }
+    }
+    std::filesystem::remove_all(work);
+    return absl::OkStatus();
+  }
 
   // The grid point with the best mean SpeakerLevenshtein over every
   // trajectory but `held_out` (ties: the earlier point).
-  auto choose = [&](size_t held_out) {
+  size_t Choose(size_t held_out) const {
     size_t best = 0;
     double best_mean = -1;
-    for (size_t g = 0; g < grid.size(); ++g) {
+    for (size_t g = 0; g < grid_.size(); ++g) {
       double sum = 0;
-      for (size_t t = 0; t < trajectories.size(); ++t) {
-        if (t != held_out) sum += cells[g][t].result.sl.score;
+      for (size_t t = 0; t < trajectories_.size(); ++t) {
+        if (t != held_out) sum += cells_[g][t].result.sl.score;
       }
       if (sum > best_mean + 1e-12) {
         best_mean = sum;
@@ -118,138 +176,117 @@ int RunWriterStudy(const WriterStudyOptions& o) {
       }
     }
     return best;
-  };
-  const size_t in_sample = choose(SIZE_MAX);
-  const writer::OfflineWriterParams defaults;
-  const bool defaults_chosen = Same(grid[in_sample], defaults);
+  }
 
-  nlohmann::json out = {{"trajectories", nlohmann::json::array()}};
-  std::string md;
-  absl::StrAppend(
-      &md,
-      "| trajectory | SL (held out) | baseline | chain | memory reward | records | ref "
-      "records | messages | constants chosen on the others |\n|---|---|---|---|---|---|---|"
-      "---|---|\n");
-  double sum_sl = 0, sum_base = 0, sum_chain = 0, sum_mem = 0;
-  double soc_sl = 0, soc_base = 0, soc_chain = 0, soc_mem = 0;
-  size_t social = 0;
-  Shape shape;
-  for (size_t t = 0; t < trajectories.size(); ++t) {
-    const size_t g = choose(t);
-    const Cell& c = cells[g][t];
-    const eval::WriterEvalResult& r = c.result;
-    absl::StrAppendFormat(&md, "| %s | %.4f | %.4f | %.4f | %.4f | %zu | %zu | %zu | %s |\n",
-                          names[t], r.sl.score, c.baseline, r.chain, r.memory_reward,
-                          r.predicted.entries.size(), r.reference.entries.size(),
-                          trajectories[t].messages.size(), Describe(grid[g]));
-    out["trajectories"].push_back({{"file", names[t]},
-                                   {"speaker_levenshtein", r.sl.score},
-                                   {"macro", r.sl.macro},
-                                   {"worst_owner", r.sl.worst},
-                                   {"chain", r.chain},
-                                   {"memory_reward", r.memory_reward},
-                                   {"one_per_message_baseline", c.baseline},
-                                   {"records", r.predicted.entries.size()},
-                                   {"reference_records", r.reference.entries.size()},
-                                   {"update_links", r.update_links},
-                                   {"reference_update_links", r.reference.edges.size()},
-                                   {"messages", trajectories[t].messages.size()},
-                                   {"writer_calls", r.writer_calls},
-                                   {"min_content", grid[g].min_content},
-                                   {"merge_similarity", grid[g].merge_similarity}});
-    sum_sl += r.sl.score;
-    sum_base += c.baseline;
-    sum_chain += r.chain;
-    sum_mem += r.memory_reward;
-    if (IsSocialNetwork(names[t])) {
-      ++social;
-      soc_sl += r.sl.score;
-      soc_base += c.baseline;
-      soc_chain += r.chain;
-      soc_mem += r.memory_reward;
-      shape.Add(trajectories[t], r);
+  // One row per trajectory, scored with the constants chosen on the others.
+  std::string HeldOut() {
+    out_ = {{"trajectories", nlohmann::json::array()}};
+    std::string md =
+        "| trajectory | SL (held out) | baseline | chain | memory reward | records | ref "
+        "records | messages | constants chosen on the others |\n|---|---|---|---|---|---|---|"
+        "---|---|\n";
+    for (size_t t = 0; t < trajectories_.size(); ++t) {
+      const size_t g = Choose(t);
+      const Cell& c = cells_[g][t];
+      const eval::WriterEvalResult& r = c.result;
+      absl::StrAppendFormat(&md, "| %s | %.4f | %.4f | %.4f | %.4f | %zu | %zu | %zu | %s |\n",
+                            names_[t], r.sl.score, c.baseline, r.chain, r.memory_reward,
+                            r.predicted.entries.size(), r.reference.entries.size(),
+                            trajectories_[t].messages.size(), Describe(grid_[g]));
+      out_["trajectories"].push_back({{"file", names_[t]},
+                                      {"speaker_levenshtein", r.sl.score},
+                                      {"macro", r.sl.macro},
+                                      {"worst_owner", r.sl.worst},
+                                      {"chain", r.chain},
+                                      {"memory_reward", r.memory_reward},
+                                      {"one_per_message_baseline", c.baseline},
+                                      {"records", r.predicted.entries.size()},
+                                      {"reference_records", r.reference.entries.size()},
+                                      {"update_links", r.update_links},
+                                      {"reference_update_links", r.reference.edges.size()},
+                                      {"messages", trajectories_[t].messages.size()},
+                                      {"writer_calls", r.writer_calls},
+                                      {"min_content", grid_[g].min_content},
+                                      {"merge_similarity", grid_[g].merge_similarity}});
+      all_.Add(c);
+      if (IsSocialNetwork(names_[t])) {
+        social_.Add(c);
+        shape_.Add(trajectories_[t], r);
+      }
+      if (!o_.dump_dir.empty()) Dump(names_[t], r);
     }
-    if (!o.dump_dir.empty()) {
-      std::ofstream dump(o.dump_dir + "/" + names[t] + ".states.jsonl");
-      for (const auto* st : {&r.predicted, &r.reference}) {
-        for (const auto& e : st->entries) {
-          dump << nlohmann::json{{"state", st == &r.predicted ? "predicted" : "reference"},
-                                 {"owner", e.owner},
-                                 {"source", e.source},
-                                 {"layer", e.layer},
-                                 {"content", e.content}}
-                      .dump()
-               << "\n";
-        }
+    return md;
+  }
+
+  // Both states of a trajectory as JSON lines in the dump directory.
+  void Dump(const std::string& name, const eval::WriterEvalResult& r) const {
+    std::ofstream dump(o_.dump_dir + "/" + name + ".states.jsonl");
+    for (const auto* st : {&r.predicted, &r.reference}) {
+      for (const auto& e : st->entries) {
+        dump << nlohmann::json{{"state", st == &r.predicted ? "predicted" : "reference"},
+                               {"owner", e.owner},
+                               {"source", e.source},
+                               {"layer", e.layer},
+                               {"content", e.content}}
+                    .dump()
+             << "\n";
       }
     }
   }
-  const double n = static_cast<double>(trajectories.size());
-  absl::StrAppendFormat(&md, "| mean, all %zu | %.4f | %.4f | %.4f | %.4f | | | | |\n",
-                        trajectories.size(), sum_sl / n, sum_base / n, sum_chain / n, sum_mem / n);
-  if (social > 0) {
-    const double s = static_cast<double>(social);
-    absl::StrAppendFormat(&md,
-                          "| mean, %zu SocialMem networks | %.4f | %.4f | %.4f | %.4f | | | | |\n",
-                          social, soc_sl / s, soc_base / s, soc_chain / s, soc_mem / s);
-  }
-  absl::StrAppendFormat(&md,
-                        "\nConstants chosen on all trajectories: %s; compiled defaults: %s%s.\n",
-                        Describe(grid[in_sample]), Describe(defaults),
-                        defaults_chosen ? " (the same)" : " (DIFFERENT: update the defaults)");
-  if (shape.messages > 0) {
-    const double m = static_cast<double>(shape.messages);
-    const double rec = static_cast<double>(std::max<size_t>(1, shape.records));
-    absl::StrAppendFormat(
-        &md,
+
+  // What the records on the SocialMem networks look like.
+  std::string ShapeText() {
+    if (shape_.messages == 0) return "";
+    const double m = static_cast<double>(shape_.messages);
+    const double rec = static_cast<double>(std::max<size_t>(1, shape_.records));
+    std::string md = absl::StrFormat(
         "\nRecords on the SocialMem networks (held-out constants): %zu messages, %zu records "
         "active (%.2f per message), %zu written with superseded ones (%.2f per message); "
         "%zu questions (%.1f%%), %zu with fewer than two content words (%.1f%%); layers:",
-        shape.messages, shape.records, static_cast<double>(shape.records) / m, shape.written,
-        static_cast<double>(shape.written) / m, shape.questions, 100.0 * shape.questions / rec,
-        shape.acks, 100.0 * shape.acks / rec);
-    for (const auto& [layer, count] : shape.layers) {
+        shape_.messages, shape_.records, static_cast<double>(shape_.records) / m, shape_.written,
+        static_cast<double>(shape_.written) / m, shape_.questions, 100.0 * shape_.questions / rec,
+        shape_.acks, 100.0 * shape_.acks / rec);
+    for (const auto& [layer, count] : shape_.layers) {
       absl::StrAppendFormat(&md, " %s %zu (%.1f%%)", layer, count, 100.0 * count / rec);
     }
     absl::StrAppend(&md, ".\n");
-    out["socialmem_records"] = {{"messages", shape.messages},  {"records", shape.records},
-                                {"written", shape.written},    {"questions", shape.questions},
-                                {"short_records", shape.acks}, {"layers", shape.layers}};
+    out_["socialmem_records"] = {{"messages", shape_.messages},  {"records", shape_.records},
+                                 {"written", shape_.written},    {"questions", shape_.questions},
+                                 {"short_records", shape_.acks}, {"layers", shape_.layers}};
+    return md;
   }
-  absl::StrAppend(&md,
-                  "\nEvery grid point on all trajectories (records per message on the "
-                  "SocialMem networks):\n\n| constants | mean SL | records per message |\n"
-                  "|---|---|---|\n");
-  for (size_t g = 0; g < grid.size(); ++g) {
-    double sum = 0;
-    Shape at;
-    for (size_t t = 0; t < trajectories.size(); ++t) {
-      sum += cells[g][t].result.sl.score;
-      if (IsSocialNetwork(names[t])) at.Add(trajectories[t], cells[g][t].result);
+
+  // Every grid point on all trajectories (in-sample: it shows, it chooses nothing).
+  std::string GridTable() const {
+    std::string md =
+        "\nEvery grid point on all trajectories (records per message on the "
+        "SocialMem networks):\n\n| constants | mean SL | records per message |\n"
+        "|---|---|---|\n";
+    const double n = static_cast<double>(trajectories_.size());
+    for (size_t g = 0; g < grid_.size(); ++g) {
+      double sum = 0;
+      Shape at;
+      for (size_t t = 0; t < trajectories_.size(); ++t) {
+        sum += cells_[g][t].result.sl.score;
+        if (IsSocialNetwork(names_[t])) at.Add(trajectories_[t], cells_[g][t].result);
+      }
+      absl::StrAppendFormat(&md, "| %s | %.4f | %.2f |\n", Describe(grid_[g]), sum / n,
+                            static_cast<double>(at.records) / std::max<size_t>(1, at.messages));
     }
-    absl::StrAppendFormat(&md, "| %s | %.4f | %.2f |\n", Describe(grid[g]), sum / n,
-                          static_cast<double>(at.records) / std::max<size_t>(1, at.messages));
+    return md;
   }
-  out["mean_speaker_levenshtein"] = sum_sl / n;
-  out["mean_baseline"] = sum_base / n;
-  out["mean_chain"] = sum_chain / n;
-  out["mean_memory_reward"] = sum_mem / n;
-  if (social > 0) {
-    out["socialmem_mean_speaker_levenshtein"] = soc_sl / static_cast<double>(social);
-    out["socialmem_mean_baseline"] = soc_base / static_cast<double>(social);
-  }
-  out["chosen_on_all"] = Describe(grid[in_sample]);
-  out["defaults_chosen"] = defaults_chosen;
-  if (o.json) {
-    std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    std::printf("%s", md.c_str());
-  }
-  if (!o.md_out.empty()) {
-    std::ofstream f(o.md_out);
+
+  void Print(const std::string& md) const {
+    if (o_.json) {
+      std::printf("%s\n", out_.dump(2).c_str());
+    } else {
+      std::printf("%s", md.c_str());
+    }
+    if (o_.md_out.empty()) return;
+    std::ofstream f(o_.md_out);
     f << "# Offline Writer on the development trajectories\n\n"
          "Generated by `speakermem eval writer --md "
-      << o.md_out
+      << o_.md_out
       << " ../shared/data/socialmem/trajectories/*.json`; do not edit by hand.\n\n"
          "Each trajectory is scored with the constants chosen on the other trajectories "
          "(leave-one-network-out: the best mean SpeakerLevenshtein on the others); the "
@@ -257,7 +294,19 @@ int RunWriterStudy(const WriterStudyOptions& o) {
          "SpeakerMem's own validation.\n\n"
       << md;
   }
-  return defaults_chosen ? 0 : 3;
-}
+
+  const WriterStudyOptions& o_;
+  const std::vector<writer::OfflineWriterParams> grid_;
+  std::vector<eval::Trajectory> trajectories_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<Cell>> cells_;
+  Sums all_, social_;
+  Shape shape_;
+  nlohmann::json out_;
+};
+
+}  // namespace
+
+int RunWriterStudy(const WriterStudyOptions& o) { return WriterStudy(o).Run(); }
 
 }  // namespace speakermem::cli
