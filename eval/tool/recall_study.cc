@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "eval/recall_tuning.h"
 #include "eval/tool/embedded_engine.h"
 #include "nlohmann/json.hpp"
@@ -126,6 +127,15 @@ class Study {
   absl::StatusOr<std::string> PerConstantLoo(eval::RecallTuner* tuner,
                                              const eval::LooResult& loo) const;
   std::string LooTable(const eval::LooResult& loo) const;
+  // The ablation: textbook BM25, dense only, then each component in turn at
+  // its in-sample value, the full pipeline in-sample and held out.
+  absl::StatusOr<std::vector<Row>> Ablation(eval::RecallTuner* tuner,
+                                            const eval::LooResult& loo) const;
+  // The report: ablation, categories, leave-one-out tables, grids.
+  absl::StatusOr<std::string> Markdown(eval::RecallTuner* tuner, const eval::LooResult& loo,
+                                       const std::vector<Row>& rows,
+                                       const std::string& defaults_note) const;
+  void WriteJson(const std::vector<Row>& rows, const eval::LooResult& loo) const;
   void Progress(const std::string& line) const {
     if (options_.progress) std::fprintf(stderr, "%s\n", line.c_str());
   }
@@ -292,38 +302,11 @@ absl::StatusOr<std::string> Study::PerConstantLoo(eval::RecallTuner* tuner,
   return md;
 }
 
-int Study::Run() {
-  if (absl::Status s = Ingest(); !s.ok()) {
-    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  auto start = std::chrono::steady_clock::now();
-  eval::RecallTuner tuner(
-      &convs_, eval::RecallScore([this](const auto& c, const auto& q, const auto& s) {
-        return Rank(c, q, s);
-      }),
-      [&](size_t n) {
-        double secs =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (options_.progress && (n % 10 == 0 || n < 5)) {
-          std::fprintf(stderr, "  %zu settings scored (%.0f s)\n", n, secs);
-        }
-      });
-  auto fail = [](const absl::Status& s) {
-    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
-    return 1;
-  };
-  Progress("tuning every constant on all conversations, then once per held-out conversation");
-  absl::StatusOr<eval::LooResult> loo =
-      eval::LeaveOneConversationOut(&tuner, Constants(), WithSelect(Textbook()), convs_.size());
-  if (!loo.ok()) return fail(loo.status());
-
-  // The ablation: textbook BM25, then each component in turn at its
-  // in-sample value. A component whose chosen value is "off" is shown at
-  // its best other value and not carried forward.
+absl::StatusOr<std::vector<Row>> Study::Ablation(eval::RecallTuner* tuner,
+                                                 const eval::LooResult& loo) const {
   std::vector<Row> rows;
   auto add_row = [&](const std::string& name, const Setting& s) -> absl::Status {
-    absl::StatusOr<const std::vector<QuestionScore>*> sc = tuner.Score(s);
+    absl::StatusOr<const std::vector<QuestionScore>*> sc = tuner->Score(s);
     if (!sc.ok()) return sc.status();
     rows.push_back(Row{name, **sc});
     return absl::OkStatus();
@@ -332,9 +315,8 @@ int Study::Run() {
   bm25[kMode] = 1;
   Setting dense = Textbook();
   dense[kMode] = 2;
-  if (absl::Status s = add_row("BM25 (textbook Okapi, k1 1.2, b 0.75)", bm25); !s.ok())
-    return fail(s);
-  if (absl::Status s = add_row("dense only (offline embedder)", dense); !s.ok()) return fail(s);
+  SM_RETURN_IF_ERROR(add_row("BM25 (textbook Okapi, k1 1.2, b 0.75)", bm25));
+  SM_RETURN_IF_ERROR(add_row("dense only (offline embedder)", dense));
   const std::vector<std::pair<std::string, std::vector<std::string>>> components = {
       {"+ Snowball stemming", {"stem"}},
       {"+ speaker field (BM25F)", {"speaker_weight"}},
@@ -345,13 +327,14 @@ int Study::Run() {
   const std::vector<bool> all(convs_.size(), true);
   for (const auto& [name, keys] : components) {
     Setting next = cur;
-    for (const auto& k : keys) next[k] = loo->in_sample.at(k);
+    for (const auto& k : keys) next[k] = loo.in_sample.at(k);
     if (next != cur) {
-      if (absl::Status s = add_row(name, next); !s.ok()) return fail(s);
+      SM_RETURN_IF_ERROR(add_row(name, next));
       cur = next;
       continue;
     }
-    // Not kept: its best non-off value, measured.
+    // A component whose chosen value is "off" is shown at its best other
+    // value, measured, and not carried forward.
     Setting best;
     double best_obj = -1;
     for (const auto& c : Constants()) {
@@ -360,9 +343,8 @@ int Study::Run() {
         if (v == cur.at(c.name)) continue;
         Setting s = cur;
         s[c.name] = v;
-        absl::StatusOr<const std::vector<QuestionScore>*> sc = tuner.Score(s);
-        if (!sc.ok()) return fail(sc.status());
-        double o = tuner.Objective(**sc, all);
+        SM_ASSIGN_OR_RETURN(const std::vector<QuestionScore>* sc, tuner->Score(s));
+        double o = tuner->Objective(*sc, all);
         if (o > best_obj) {
           best_obj = o;
           best = s;
@@ -370,28 +352,24 @@ int Study::Run() {
       }
     }
     if (!best.empty()) {
-      std::string label =
+      SM_RETURN_IF_ERROR(add_row(
           absl::StrCat(name, " at ", keys.front(), "=",
-                       absl::StrFormat("%g", best.at(keys.front())), " (measured, not kept)");
-      if (absl::Status s = add_row(label, best); !s.ok()) return fail(s);
+                       absl::StrFormat("%g", best.at(keys.front())), " (measured, not kept)"),
+          best));
     }
   }
-  if (absl::Status s = add_row("+ Select and Expand (offline Select: recall's order; "
-                               "neighbours compete by their own score) = full, in-sample",
-                               loo->in_sample);
-      !s.ok()) {
-    return fail(s);
-  }
+  SM_RETURN_IF_ERROR(
+      add_row("+ Select and Expand (offline Select: recall's order; "
+              "neighbours compete by their own score) = full, in-sample",
+              loo.in_sample));
   rows.push_back(
-      Row{"full, each conversation scored with constants chosen without it (LOO)", loo->held_out});
-  const Setting compiled = FromParams(retrieval::RecallParams{});
-  const Setting& shipped = loo->in_sample;
-  std::string defaults_note =
-      compiled == shipped
-          ? "The compiled defaults (retrieval::RecallParams) equal the in-sample choice."
-          : absl::StrCat("WARNING: the compiled defaults (", Describe(compiled),
-                         ") differ from the in-sample choice: update retrieval::RecallParams.");
+      Row{"full, each conversation scored with constants chosen without it (LOO)", loo.held_out});
+  return rows;
+}
 
+absl::StatusOr<std::string> Study::Markdown(eval::RecallTuner* tuner, const eval::LooResult& loo,
+                                            const std::vector<Row>& rows,
+                                            const std::string& defaults_note) const {
   std::string md = "# System 1 recall on the development data\n\n";
   absl::StatusOr<llm::EndpointConfig> embed = options_.memory.models.Resolve("embed");
   absl::StrAppend(&md, "Generated by `speakermem eval retrieval` (embedder: ",
@@ -408,46 +386,83 @@ int Study::Run() {
                   "grids, objective = mean over datasets of mean recall@10) on the other "
                   "conversations, and the held-out conversation's recall@10 with them, beside its "
                   "recall@10 with the constants chosen on all conversations.\n\n",
-                  LooTable(*loo), "\n");
-  absl::StatusOr<std::string> per_constant = PerConstantLoo(&tuner, *loo);
-  if (!per_constant.ok()) return fail(per_constant.status());
+                  LooTable(loo), "\n");
+  SM_ASSIGN_OR_RETURN(std::string per_constant, PerConstantLoo(tuner, loo));
   absl::StrAppend(&md, "## Each constant's own leave-one-conversation-out figure\n\n",
                   "Each row tunes that constant alone per fold (the others held at their "
                   "in-sample values) and scores the held-out conversation; recall@10.\n\n",
-                  *per_constant, "\n");
+                  per_constant, "\n");
   absl::StrAppend(&md, "Grids: ");
   for (const auto& c : Constants()) {
     std::string g;
     for (double v : c.grid) absl::StrAppend(&g, g.empty() ? "" : ", ", absl::StrFormat("%g", v));
     absl::StrAppend(&md, "`", c.name, "` {", g, "}; ");
   }
-  absl::StrAppend(&md, "\n\n", defaults_note, "\n\n", tuner.settings_scored(),
+  absl::StrAppend(&md, "\n\n", defaults_note, "\n\n", tuner->settings_scored(),
                   " settings scored.\n");
-  std::printf("%s", md.c_str());
-  if (!options_.md_out.empty()) std::ofstream(options_.md_out) << md;
-  if (!options_.json_out.empty()) {
-    nlohmann::json j;
-    for (const auto& r : rows) {
-      nlohmann::json row;
-      for (const auto& d : datasets_) {
-        for (size_t ki = 0; ki < 3; ++ki) {
-          row[d][std::to_string(eval::kTuningKs[ki])] =
-              Mean(r.scores, ki,
-                   [&](const QuestionScore& q) { return convs_[q.conversation].dataset == d; });
-        }
+  return md;
+}
+
+void Study::WriteJson(const std::vector<Row>& rows, const eval::LooResult& loo) const {
+  nlohmann::json j;
+  for (const auto& r : rows) {
+    nlohmann::json row;
+    for (const auto& d : datasets_) {
+      for (size_t ki = 0; ki < 3; ++ki) {
+        row[d][std::to_string(eval::kTuningKs[ki])] =
+            Mean(r.scores, ki,
+                 [&](const QuestionScore& q) { return convs_[q.conversation].dataset == d; });
       }
-      j["ablation"][r.name] = row;
     }
-    for (size_t i = 0; i < convs_.size(); ++i) {
-      j["loo"][convs_[i].channel] = {{"dataset", convs_[i].dataset},
-                                     {"questions", loo->questions[i]},
-                                     {"setting", loo->fold_settings[i]},
-                                     {"recall10_in_sample", 100 * loo->in_sample_recall10[i]},
-                                     {"recall10_held_out", 100 * loo->held_out_recall10[i]}};
-    }
-    j["in_sample_setting"] = loo->in_sample;
-    std::ofstream(options_.json_out) << j.dump(2) << "\n";
+    j["ablation"][r.name] = row;
   }
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    j["loo"][convs_[i].channel] = {{"dataset", convs_[i].dataset},
+                                   {"questions", loo.questions[i]},
+                                   {"setting", loo.fold_settings[i]},
+                                   {"recall10_in_sample", 100 * loo.in_sample_recall10[i]},
+                                   {"recall10_held_out", 100 * loo.held_out_recall10[i]}};
+  }
+  j["in_sample_setting"] = loo.in_sample;
+  std::ofstream(options_.json_out) << j.dump(2) << "\n";
+}
+
+int Study::Run() {
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  if (absl::Status s = Ingest(); !s.ok()) return fail(s);
+  auto start = std::chrono::steady_clock::now();
+  eval::RecallTuner tuner(
+      &convs_, eval::RecallScore([this](const auto& c, const auto& q, const auto& s) {
+        return Rank(c, q, s);
+      }),
+      [&](size_t n) {
+        double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (options_.progress && (n % 10 == 0 || n < 5)) {
+          std::fprintf(stderr, "  %zu settings scored (%.0f s)\n", n, secs);
+        }
+      });
+  Progress("tuning every constant on all conversations, then once per held-out conversation");
+  absl::StatusOr<eval::LooResult> loo =
+      eval::LeaveOneConversationOut(&tuner, Constants(), WithSelect(Textbook()), convs_.size());
+  if (!loo.ok()) return fail(loo.status());
+  absl::StatusOr<std::vector<Row>> rows = Ablation(&tuner, *loo);
+  if (!rows.ok()) return fail(rows.status());
+  const Setting compiled = FromParams(retrieval::RecallParams{});
+  const Setting& shipped = loo->in_sample;
+  const std::string defaults_note =
+      compiled == shipped
+          ? "The compiled defaults (retrieval::RecallParams) equal the in-sample choice."
+          : absl::StrCat("WARNING: the compiled defaults (", Describe(compiled),
+                         ") differ from the in-sample choice: update retrieval::RecallParams.");
+  absl::StatusOr<std::string> md = Markdown(&tuner, *loo, *rows, defaults_note);
+  if (!md.ok()) return fail(md.status());
+  std::printf("%s", md->c_str());
+  if (!options_.md_out.empty()) std::ofstream(options_.md_out) << *md;
+  if (!options_.json_out.empty()) WriteJson(*rows, *loo);
   return compiled == shipped ? 0 : 3;
 }
 
