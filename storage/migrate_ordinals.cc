@@ -28,48 +28,44 @@ rocksdb::Status Drain(rocksdb::DB* db, rocksdb::WriteBatch* batch, int at_least)
   return s;
 }
 
-}  // namespace
+// Per channel: the ordinals already given (a run cut short) and the names
+// still keyed by name (format 1), which get the next ones.
+struct Channel {
+  std::map<std::string, uint32_t> ordinal;               // speaker id -> ordinal
+  std::map<std::string, StoredRosterEntry> old_entries;  // by name, format 1
+  uint32_t next = 1;
+};
 
-rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
-                                       rocksdb::ColumnFamilyHandle* index,
-                                       const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& what) {
-    if (progress) progress(what);
-  };
-  // 1. Rosters: per channel, the ordinals already given (a run cut short)
-  //    and the names still keyed by name, which get the next ones.
-  struct Channel {
-    std::map<std::string, uint32_t> ordinal;               // speaker id -> ordinal
-    std::map<std::string, StoredRosterEntry> old_entries;  // by name, format 1
-    uint32_t next = 1;
-  };
-  std::map<ChannelRef, Channel> channels;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      ChannelRef ch;
-      absl::string_view rest;
-      if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch,
-                                 &rest) ||
-          rest.empty() || rest[0] != 'r') {
-        continue;
-      }
-      StoredRosterEntry sr;
-      if (!sr.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
-        return rocksdb::Status::Corruption("roster record is corrupt");
-      }
-      Channel& c = channels[ch];
-      if (IsFormat1(rest, 'r')) {
-        c.old_entries[std::string(rest.substr(1))] = sr;
-      } else {
-        c.ordinal[sr.speaker_id()] = sr.ordinal();
-        c.next = std::max(c.next, sr.ordinal() + 1);
-      }
+rocksdb::Status ReadRosters(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
+                            std::map<ChannelRef, Channel>* channels) {
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ChannelRef ch;
+    absl::string_view rest;
+    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch, &rest) ||
+        rest.empty() || rest[0] != 'r') {
+      continue;
     }
-    if (!it->status().ok()) return it->status();
+    StoredRosterEntry sr;
+    if (!sr.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return rocksdb::Status::Corruption("roster record is corrupt");
+    }
+    Channel& c = (*channels)[ch];
+    if (IsFormat1(rest, 'r')) {
+      c.old_entries[std::string(rest.substr(1))] = sr;
+    } else {
+      c.ordinal[sr.speaker_id()] = sr.ordinal();
+      c.next = std::max(c.next, sr.ordinal() + 1);
+    }
   }
-  size_t moved = 0;
-  for (auto& [ch, c] : channels) {
+  return it->status();
+}
+
+// 1. Roster entries keyed by name get the next ordinals; the channel record
+//    learns the next ordinal. One write per channel.
+rocksdb::Status MoveRosters(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
+                            std::map<ChannelRef, Channel>* channels, size_t* moved) {
+  for (auto& [ch, c] : *channels) {
     if (c.old_entries.empty()) continue;
     rocksdb::WriteBatch batch;
     for (auto& [name, sr] : c.old_entries) {
@@ -79,9 +75,8 @@ rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHan
       sr.set_ordinal(ordinal);
       batch.Put(meta, keys::RosterKey(ch, ordinal), sr.SerializeAsString());
       batch.Delete(meta, keys::RosterPrefix(ch) + name);
-      ++moved;
+      ++*moved;
     }
-    // The channel record learns the next ordinal.
     std::string value;
     rocksdb::Status s = db->Get(rocksdb::ReadOptions(), meta, keys::ChannelInfoKey(ch), &value);
     if (!s.ok() && !s.IsNotFound()) return s;
@@ -95,51 +90,69 @@ rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHan
     s = Drain(db, &batch, 0);
     if (!s.ok()) return s;
   }
-  say(absl::StrCat(moved, " roster entries keyed by ordinal"));
+  return rocksdb::Status::OK();
+}
 
-  // 2. The by-speaker index: `s<name>\0<seq>` -> `s\x01<ordinal><seq>`.
-  size_t rewritten = 0;
-  {
-    rocksdb::WriteBatch batch;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), index));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      ChannelRef ch;
-      absl::string_view rest;
-      if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch,
-                                 &rest) ||
-          !IsFormat1(rest, 's')) {
-        continue;
-      }
-      const size_t nul = rest.find('\0');
-      if (nul == absl::string_view::npos || rest.size() != nul + 9) {
-        return rocksdb::Status::Corruption("speaker index key is malformed");
-      }
-      const std::string name(rest.substr(1, nul - 1));
-      auto c = channels.find(ch);
-      if (c == channels.end() || c->second.ordinal.count(name) == 0) {
-        return rocksdb::Status::Corruption(
-            absl::StrCat("a speaker index key of channel '", ch.channel, "' has no roster entry"));
-      }
-      batch.Put(index,
-                keys::SpeakerKey(ch, c->second.ordinal.at(name),
-                                 keys::DecodeBE64(rest.substr(nul + 1, 8))),
-                "");
-      batch.Delete(index, it->key());
-      ++rewritten;
-      rocksdb::Status s = Drain(db, &batch, 10000);
-      if (!s.ok()) return s;
+// 2. The by-speaker index: `s<name>\0<seq>` -> `s\x01<ordinal><seq>`.
+rocksdb::Status RewriteSpeakerIndex(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* index,
+                                    const std::map<ChannelRef, Channel>& channels,
+                                    size_t* rewritten) {
+  rocksdb::WriteBatch batch;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), index));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ChannelRef ch;
+    absl::string_view rest;
+    if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch, &rest) ||
+        !IsFormat1(rest, 's')) {
+      continue;
     }
-    if (!it->status().ok()) return it->status();
-    rocksdb::Status s = Drain(db, &batch, 0);
+    const size_t nul = rest.find('\0');
+    if (nul == absl::string_view::npos || rest.size() != nul + 9) {
+      return rocksdb::Status::Corruption("speaker index key is malformed");
+    }
+    const std::string name(rest.substr(1, nul - 1));
+    auto c = channels.find(ch);
+    if (c == channels.end() || c->second.ordinal.count(name) == 0) {
+      return rocksdb::Status::Corruption(
+          absl::StrCat("a speaker index key of channel '", ch.channel, "' has no roster entry"));
+    }
+    batch.Put(
+        index,
+        keys::SpeakerKey(ch, c->second.ordinal.at(name), keys::DecodeBE64(rest.substr(nul + 1, 8))),
+        "");
+    batch.Delete(index, it->key());
+    ++*rewritten;
+    rocksdb::Status s = Drain(db, &batch, 10000);
     if (!s.ok()) return s;
   }
-  say(absl::StrCat(rewritten, " speaker index keys keyed by ordinal"));
+  if (!it->status().ok()) return it->status();
+  return Drain(db, &batch, 0);
+}
 
+}  // namespace
+
+rocksdb::Status MigrateSpeakerOrdinals(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
+                                       rocksdb::ColumnFamilyHandle* index,
+                                       const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& what) {
+    if (progress) progress(what);
+  };
+  std::map<ChannelRef, Channel> channels;
+  rocksdb::Status s = ReadRosters(db, meta, &channels);
+  if (!s.ok()) return s;
+  size_t moved = 0;
+  s = MoveRosters(db, meta, &channels, &moved);
+  if (!s.ok()) return s;
+  say(absl::StrCat(moved, " roster entries keyed by ordinal"));
+  size_t rewritten = 0;
+  s = RewriteSpeakerIndex(db, index, channels, &rewritten);
+  if (!s.ok()) return s;
+  say(absl::StrCat(rewritten, " speaker index keys keyed by ordinal"));
   // 3. The old keys leave the files.
   rocksdb::CompactRangeOptions all;
   all.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
   for (auto* family : {meta, index}) {
-    rocksdb::Status s = db->CompactRange(all, family, nullptr, nullptr);
+    s = db->CompactRange(all, family, nullptr, nullptr);
     if (!s.ok()) return s;
   }
   return rocksdb::Status::OK();

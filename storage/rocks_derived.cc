@@ -309,6 +309,72 @@ absl::StatusOr<std::vector<ParkedSegment>> RocksStore::ListParked(const ChannelR
   return out;
 }
 
+void RocksStore::DeleteMessagesInto(const ChannelRef& ch, const std::vector<uint64_t>& seqs,
+                                    const std::map<uint64_t, Message>& by_seq, ChannelInfo* info,
+                                    absl::flat_hash_map<std::string, RosterEntry>* roster,
+                                    rocksdb::WriteBatch* batch) {
+  for (uint64_t seq : seqs) {
+    auto it = by_seq.find(seq);
+    if (it == by_seq.end()) continue;
+    const Message& m = it->second;
+    batch->Delete(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, seq));
+    batch->Delete(cf(ColumnFamily::kIndex), keys::MessageIdKey(ch, m.message_id));
+    auto speaker = roster->find(m.speaker_id);
+    if (speaker != roster->end()) {
+      batch->Delete(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, speaker->second.ordinal, seq));
+    }
+    batch->Delete(cf(ColumnFamily::kIndex), keys::SessionTurnKey(ch, m.session, m.turn, seq));
+    batch->Delete(cf(ColumnFamily::kVectors),
+                  keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), seq));
+    if (info->message_count > 0) --info->message_count;
+    if (speaker != roster->end() && speaker->second.message_count > 0) {
+      --speaker->second.message_count;
+    }
+  }
+}
+
+void RocksStore::RewriteMessagesInto(const ChannelRef& ch, const std::vector<Message>& rewrites,
+                                     const std::map<uint64_t, Message>& by_seq,
+                                     rocksdb::WriteBatch* batch) {
+  StoredMessage sm;
+  std::string value;
+  for (const Message& m : rewrites) {
+    auto it = by_seq.find(m.seq);
+    if (it == by_seq.end()) continue;
+    Message edited = it->second;
+    edited.text = m.text;
+    edited.metadata = m.metadata;
+    sm.Clear();
+    ToStored(edited, &sm);
+    sm.SerializeToString(&value);
+    batch->Put(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, m.seq), value);
+    // Its old vector no longer describes it.
+    batch->Delete(cf(ColumnFamily::kVectors),
+                  keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), m.seq));
+  }
+}
+
+absl::Status RocksStore::DeleteRecordsInto(const ChannelRef& ch,
+                                           const std::vector<std::string>& ids,
+                                           rocksdb::WriteBatch* batch) {
+  for (const std::string& id : ids) {
+    std::string layer;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex),
+                                 keys::RecordLayerKey(ch, id), &layer);
+    if (s.IsNotFound()) continue;
+    SM_RETURN_IF_ERROR(FromRocks(s, "look up record layer"));
+    SM_ASSIGN_OR_RETURN(ColumnFamily family, LayerFamily(layer));
+    batch->Delete(cf(family), keys::RecordKey(ch, id));
+    batch->Delete(cf(ColumnFamily::kIndex), keys::RecordLayerKey(ch, id));
+    uint64_t n = 0;
+    if (id.size() > 1 && absl::SimpleAtoi(absl::string_view(id).substr(1), &n)) {
+      batch->Delete(cf(ColumnFamily::kVectors),
+                    keys::VectorKey(ch, static_cast<char>(VectorKind::kRecord), n));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan& plan) {
   std::shared_ptr<ChannelState> state = StateFor(ch);
   std::lock_guard<std::mutex> lock(state->mu);
@@ -324,55 +390,10 @@ absl::Status RocksStore::ApplyDeletion(const ChannelRef& ch, const DeletionPlan&
   rocksdb::WriteBatch batch;
   ChannelInfo info = state->info;
   auto roster = state->roster;
-  for (uint64_t seq : plan.delete_seqs) {
-    auto it = by_seq.find(seq);
-    if (it == by_seq.end()) continue;
-    const Message& m = it->second;
-    batch.Delete(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, seq));
-    batch.Delete(cf(ColumnFamily::kIndex), keys::MessageIdKey(ch, m.message_id));
-    auto speaker = roster.find(m.speaker_id);
-    if (speaker != roster.end()) {
-      batch.Delete(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, speaker->second.ordinal, seq));
-    }
-    batch.Delete(cf(ColumnFamily::kIndex), keys::SessionTurnKey(ch, m.session, m.turn, seq));
-    batch.Delete(cf(ColumnFamily::kVectors),
-                 keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), seq));
-    if (info.message_count > 0) --info.message_count;
-    auto r = roster.find(m.speaker_id);
-    if (r != roster.end() && r->second.message_count > 0) --r->second.message_count;
-  }
-  StoredMessage sm;
-  std::string value;
-  for (const Message& m : plan.rewrite_messages) {
-    auto it = by_seq.find(m.seq);
-    if (it == by_seq.end()) continue;
-    Message edited = it->second;
-    edited.text = m.text;
-    edited.metadata = m.metadata;
-    sm.Clear();
-    ToStored(edited, &sm);
-    sm.SerializeToString(&value);
-    batch.Put(cf(ColumnFamily::kEpisodic), keys::MessageKey(ch, m.seq), value);
-    // Its old vector no longer describes it.
-    batch.Delete(cf(ColumnFamily::kVectors),
-                 keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), m.seq));
-  }
+  DeleteMessagesInto(ch, plan.delete_seqs, by_seq, &info, &roster, &batch);
+  RewriteMessagesInto(ch, plan.rewrite_messages, by_seq, &batch);
   for (const Record& r : plan.upsert_records) SM_RETURN_IF_ERROR(PutRecord(ch, r, &batch));
-  for (const std::string& id : plan.delete_records) {
-    std::string layer;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cf(ColumnFamily::kIndex),
-                                 keys::RecordLayerKey(ch, id), &layer);
-    if (s.IsNotFound()) continue;
-    SM_RETURN_IF_ERROR(FromRocks(s, "look up record layer"));
-    SM_ASSIGN_OR_RETURN(ColumnFamily family, LayerFamily(layer));
-    batch.Delete(cf(family), keys::RecordKey(ch, id));
-    batch.Delete(cf(ColumnFamily::kIndex), keys::RecordLayerKey(ch, id));
-    uint64_t n = 0;
-    if (id.size() > 1 && absl::SimpleAtoi(absl::string_view(id).substr(1), &n)) {
-      batch.Delete(cf(ColumnFamily::kVectors),
-                   keys::VectorKey(ch, static_cast<char>(VectorKind::kRecord), n));
-    }
-  }
+  SM_RETURN_IF_ERROR(DeleteRecordsInto(ch, plan.delete_records, &batch));
   for (uint64_t first : plan.delete_transitions) {
     batch.Delete(cf(ColumnFamily::kMeta), keys::TransitionKey(ch, first));
   }

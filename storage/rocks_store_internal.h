@@ -130,6 +130,17 @@ class RocksStore final : public Store {
                       rocksdb::WriteBatch* batch);
   void PutChannelInfo(const ChannelRef& ch, const ChannelInfo& info, rocksdb::WriteBatch* batch);
   absl::Status PutRecord(const ChannelRef& ch, const Record& r, rocksdb::WriteBatch* batch);
+  // ApplyDeletion's parts, into one batch: messages deleted (their keys,
+  // index entries and vectors; counts in `info` and `roster`), messages
+  // rewritten (text and metadata; their vectors dropped), records deleted.
+  void DeleteMessagesInto(const ChannelRef& ch, const std::vector<uint64_t>& seqs,
+                          const std::map<uint64_t, Message>& by_seq, ChannelInfo* info,
+                          absl::flat_hash_map<std::string, RosterEntry>* roster,
+                          rocksdb::WriteBatch* batch);
+  void RewriteMessagesInto(const ChannelRef& ch, const std::vector<Message>& rewrites,
+                           const std::map<uint64_t, Message>& by_seq, rocksdb::WriteBatch* batch);
+  absl::Status DeleteRecordsInto(const ChannelRef& ch, const std::vector<std::string>& ids,
+                                 rocksdb::WriteBatch* batch);
   rocksdb::ColumnFamilyHandle* cf(ColumnFamily f) const { return handles_[static_cast<int>(f)]; }
   std::shared_ptr<ChannelState> StateFor(const ChannelRef& ch);
   // REQUIRES: state->mu held.
