@@ -26,36 +26,45 @@ namespace {
 
 // The channel's captured Writer transitions as one file in the layout of the
 // reference trajectories (../shared/data/socialmem/trajectories).
-int CmdTrajectories(client::Client* c, const Args& args) {
-  const std::string channel = args.Get("channel");
-  v1::ListTransitionsRequest req;
-  req.set_channel(channel);
-  req.set_page_size(200);
-  nlohmann::json transitions = nlohmann::json::array();
+// The channel's captured transitions, numbered, with the count of each
+// action type, and the writer, window and whether capture is on.
+struct CapturedTransitions {
+  nlohmann::json list = nlohmann::json::array();
   std::map<std::string, size_t> action_counts;
   uint32_t window = 0;
   std::string writer;
   bool enabled = false;
+};
+
+absl::StatusOr<CapturedTransitions> ReadTransitions(client::Client* c, const std::string& channel) {
+  CapturedTransitions out;
+  v1::ListTransitionsRequest req;
+  req.set_channel(channel);
+  req.set_page_size(200);
   do {
     auto resp = c->ListTransitions(req);
-    if (!resp.ok()) return Fail(resp.status());
-    window = resp->window_size();
-    writer = resp->writer();
-    enabled = resp->capture_enabled();
+    if (!resp.ok()) return resp.status();
+    out.window = resp->window_size();
+    out.writer = resp->writer();
+    out.enabled = resp->capture_enabled();
     for (const auto& t : resp->transitions()) {
       nlohmann::json j = nlohmann::json::parse(t, nullptr, false);
-      if (j.is_discarded()) return Fail(absl::DataLossError("a stored transition is not JSON"));
-      j["turn"] = transitions.size();
-      j["segment_index"] = transitions.size();
+      if (j.is_discarded()) return absl::DataLossError("a stored transition is not JSON");
+      j["turn"] = out.list.size();
+      j["segment_index"] = out.list.size();
       for (const auto& a : j["actions"]) {
         if (a.contains("action") && a["action"].is_string())
-          ++action_counts[a["action"].get<std::string>()];
+          ++out.action_counts[a["action"].get<std::string>()];
       }
-      transitions.push_back(std::move(j));
+      out.list.push_back(std::move(j));
     }
     req.set_after_seq(resp->next_after_seq());
   } while (req.after_seq() != 0);
-  // The final state: every record with its chain links.
+  return out;
+}
+
+// The final state: every record with its chain links.
+absl::StatusOr<nlohmann::json> ReadFinalState(client::Client* c, const std::string& channel) {
   v1::ListRecordsRequest rr;
   rr.set_channel(channel);
   rr.set_include_superseded(true);
@@ -64,7 +73,7 @@ int CmdTrajectories(client::Client* c, const Args& args) {
                  edges = nlohmann::json::array();
   do {
     auto resp = c->ListRecords(rr);
-    if (!resp.ok()) return Fail(resp.status());
+    if (!resp.ok()) return resp.status();
     for (const auto& r : resp->records()) {
       std::vector<std::string> from(r.from_ids().begin(), r.from_ids().end());
       entries.push_back({{"entry_id", r.record_id()},
@@ -81,35 +90,42 @@ int CmdTrajectories(client::Client* c, const Args& args) {
     }
     rr.set_page_token(resp->next_page_token());
   } while (!rr.page_token().empty());
-  nlohmann::json doc = {
-      {"schema", "speakermem-v4-trajectories/1"},
-      {"teacher", {{"writer", writer}}},
-      {"window_size", window},
-      {"network_id", channel},
-      {"source", {{"system", "speakermem"}, {"captured", true}}},
-      {"transitions", transitions},
-      {"final_state", {{"entries", entries}, {"heads", heads}, {"update_edges", edges}}},
-      {"qa_pairs", nlohmann::json::array()},
-      {"stats",
-       {{"transitions", transitions.size()},
-        {"actions", action_counts},
-        {"derived_entries", heads.size()},
-        {"update_edges", edges.size()}}}};
-  if (transitions.empty()) {
+  return nlohmann::json{{"entries", entries}, {"heads", heads}, {"update_edges", edges}};
+}
+
+int CmdTrajectories(client::Client* c, const Args& args) {
+  const std::string channel = args.Get("channel");
+  absl::StatusOr<CapturedTransitions> t = ReadTransitions(c, channel);
+  if (!t.ok()) return Fail(t.status());
+  absl::StatusOr<nlohmann::json> final_state = ReadFinalState(c, channel);
+  if (!final_state.ok()) return Fail(final_state.status());
+  nlohmann::json doc = {{"schema", "speakermem-v4-trajectories/1"},
+                        {"teacher", {{"writer", t->writer}}},
+                        {"window_size", t->window},
+                        {"network_id", channel},
+                        {"source", {{"system", "speakermem"}, {"captured", true}}},
+                        {"transitions", t->list},
+                        {"final_state", *final_state},
+                        {"qa_pairs", nlohmann::json::array()},
+                        {"stats",
+                         {{"transitions", t->list.size()},
+                          {"actions", t->action_counts},
+                          {"derived_entries", (*final_state)["heads"].size()},
+                          {"update_edges", (*final_state)["update_edges"].size()}}}};
+  if (t->list.empty()) {
     std::fprintf(stderr, "speakermem: no captured transitions in '%s'%s\n", channel.c_str(),
-                 enabled ? "" : " (capture is off: writer.capture_trajectories)");
+                 t->enabled ? "" : " (capture is off: writer.capture_trajectories)");
   }
   const std::string text = doc.dump(2) + "\n";
-  if (args.Has("out")) {
-    std::ofstream out(args.Get("out"), std::ios::trunc);
-    out << text;
-    if (!out.good())
-      return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
-    std::fprintf(stderr, "%zu transitions written to %s\n", transitions.size(),
-                 args.Get("out").c_str());
-  } else {
+  if (!args.Has("out")) {
     std::fputs(text.c_str(), stdout);
+    return 0;
   }
+  std::ofstream out(args.Get("out"), std::ios::trunc);
+  out << text;
+  if (!out.good())
+    return Fail(absl::InternalError(absl::StrCat(args.Get("out"), ": cannot write")));
+  std::fprintf(stderr, "%zu transitions written to %s\n", t->list.size(), args.Get("out").c_str());
   return 0;
 }
 

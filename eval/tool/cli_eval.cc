@@ -27,41 +27,18 @@
 namespace speakermem::cli {
 namespace {
 
-int CmdEvalRetrieval(const Args& args, bool remote) {
-  if (args.positional.size() < 3) return Usage("eval retrieval: give PATH...");
-  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
-  if (!format.ok()) return Fail(format.status());
-  std::vector<datasets::Conversation> convs;
-  for (size_t i = 2; i < args.positional.size(); ++i) {
-    auto c = datasets::LoadFile(args.positional[i], *format, "");
-    if (!c.ok()) return Fail(c.status());
-    for (auto& conv : *c) convs.push_back(std::move(conv));
-  }
-  if (!remote) {
-    RecallStudyOptions o;
-    auto cfg = LoadEmbeddedConfig(args.Get("config"));
-    if (!cfg.ok()) return Fail(cfg.status());
-    o.memory = cfg->memory;
-    o.json_out = args.Get("out");
-    o.md_out = args.Get("md");
-    return RunRecallStudy(convs, o);
-  }
-  // A running server: recall of its bm25, dense and full configurations.
-  const bool tty = isatty(STDERR_FILENO);
+// Ingests the conversations into a running server and waits until every
+// one is derived and embedded.
+absl::Status IngestIntoServer(client::Client* client,
+                              const std::vector<datasets::Conversation>& convs) {
   size_t total_msgs = 0;
   for (const auto& c : convs) total_msgs += c.messages.size();
   std::fprintf(stderr, "ingesting %zu conversations (%zu messages) into the server\n", convs.size(),
                total_msgs);
-  client::ClientOptions opts;
-  const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
-  opts.addr = args.Get("addr", env_addr != nullptr ? env_addr : "");
-  opts.api_key = args.Get("api-key");
-  std::unique_ptr<client::Client> client = client::Client::Connect(opts);
   for (const auto& c : convs) {
     std::vector<v1::DialogueMessage> msgs;
     for (const auto& m : c.messages) msgs.push_back(ToWire(m));
-    if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok())
-      return Fail(s);
+    if (absl::Status s = client->IngestStream(c.channel, msgs, {}, nullptr); !s.ok()) return s;
   }
   // Every question sees the whole conversation derived and embedded.
   std::fprintf(stderr, "waiting for the server to derive and embed everything\n");
@@ -71,8 +48,36 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
     f.set_wait(true);
     f.set_wait_embeddings(true);
     f.set_timeout_ms(30 * 60 * 1000);
-    if (auto r = client->Flush(f); !r.ok()) return Fail(r.status());
+    if (auto r = client->Flush(f); !r.ok()) return r.status();
   }
+  return absl::OkStatus();
+}
+
+void PrintRecallTable(const eval::RetrievalReport& report) {
+  std::printf(
+      "%zu questions (%zu skipped without evidence, %zu evidence ids not in the "
+      "conversation)\n",
+      report.questions_total, report.questions_skipped, report.evidence_ids_dropped);
+  std::printf("%-8s %10s %10s %10s %10s %10s %10s\n", "config", "recall@5", "recall@10",
+              "recall@20", "hit@5", "hit@10", "hit@20");
+  for (const char* name : {"bm25", "dense", "full"}) {
+    const auto& st = report.configs.at(name).overall;
+    double n = std::max<size_t>(1, st.questions);
+    std::printf("%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, 100 * st.recall.at(5) / n,
+                100 * st.recall.at(10) / n, 100 * st.recall.at(20) / n, 100 * st.hit.at(5) / n,
+                100 * st.hit.at(10) / n, 100 * st.hit.at(20) / n);
+  }
+}
+
+// A running server: recall of its bm25, dense and full configurations.
+int RemoteRecall(const Args& args, const std::vector<datasets::Conversation>& convs) {
+  const bool tty = isatty(STDERR_FILENO);
+  client::ClientOptions opts;
+  const char* env_addr = std::getenv("SPEAKERMEM_ADDR");
+  opts.addr = args.Get("addr", env_addr != nullptr ? env_addr : "");
+  opts.api_key = args.Get("api-key");
+  std::unique_ptr<client::Client> client = client::Client::Connect(opts);
+  if (absl::Status s = IngestIntoServer(client.get(), convs); !s.ok()) return Fail(s);
   eval::RetrieveFn retrieve = [&](const std::string& channel, const std::string& question,
                                   const std::string& config,
                                   size_t k) -> absl::StatusOr<std::vector<std::string>> {
@@ -101,20 +106,28 @@ int CmdEvalRetrieval(const Args& args, bool remote) {
     std::printf("%s\n", json.c_str());
     return 0;
   }
-  std::printf(
-      "%zu questions (%zu skipped without evidence, %zu evidence ids not in the "
-      "conversation)\n",
-      report->questions_total, report->questions_skipped, report->evidence_ids_dropped);
-  std::printf("%-8s %10s %10s %10s %10s %10s %10s\n", "config", "recall@5", "recall@10",
-              "recall@20", "hit@5", "hit@10", "hit@20");
-  for (const char* name : {"bm25", "dense", "full"}) {
-    const auto& st = report->configs.at(name).overall;
-    double n = std::max<size_t>(1, st.questions);
-    std::printf("%-8s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, 100 * st.recall.at(5) / n,
-                100 * st.recall.at(10) / n, 100 * st.recall.at(20) / n, 100 * st.hit.at(5) / n,
-                100 * st.hit.at(10) / n, 100 * st.hit.at(20) / n);
-  }
+  PrintRecallTable(*report);
   return 0;
+}
+
+int CmdEvalRetrieval(const Args& args, bool remote) {
+  if (args.positional.size() < 3) return Usage("eval retrieval: give PATH...");
+  absl::StatusOr<datasets::Format> format = datasets::ParseFormat(args.Get("format", "auto"));
+  if (!format.ok()) return Fail(format.status());
+  std::vector<datasets::Conversation> convs;
+  for (size_t i = 2; i < args.positional.size(); ++i) {
+    auto c = datasets::LoadFile(args.positional[i], *format, "");
+    if (!c.ok()) return Fail(c.status());
+    for (auto& conv : *c) convs.push_back(std::move(conv));
+  }
+  if (remote) return RemoteRecall(args, convs);
+  RecallStudyOptions o;
+  auto cfg = LoadEmbeddedConfig(args.Get("config"));
+  if (!cfg.ok()) return Fail(cfg.status());
+  o.memory = cfg->memory;
+  o.json_out = args.Get("out");
+  o.md_out = args.Get("md");
+  return RunRecallStudy(convs, o);
 }
 
 int CmdEvalReport(const Args& args, int argc, char** argv) {
