@@ -238,7 +238,7 @@ void LimitKnobs(std::vector<Knob>* knobs) {
       [](C* c) { return &c->memory.budgets.default_top_k; }, 1, 10000));
 }
 
-// System 1 recall and the vector index.
+// System 1 recall.
 void RetrievalKnobs(std::vector<Knob>* knobs) {
   using C = ServerConfig;
   std::vector<Knob>& k = *knobs;
@@ -309,6 +309,12 @@ void RetrievalKnobs(std::vector<Knob>* knobs) {
       "retrieval", "fallback_floor_model",
       "The verbatim fallback floor with a model embedder (the paper's 0.25).",
       [](C* c) { return &c->memory.rows.fallback_floor_model; }, 0, 1));
+}
+
+// The vector index.
+void IndexKnobs(std::vector<Knob>* knobs) {
+  using C = ServerConfig;
+  std::vector<Knob>& k = *knobs;
   k.push_back(IntKnob<size_t>(
       "index", "ivf_threshold",
       "Channels with more message vectors than this search an IVF-Flat "
@@ -409,6 +415,7 @@ std::vector<Knob> BuildKnobs() {
   StoreKnobs(&k);
   LimitKnobs(&k);
   RetrievalKnobs(&k);
+  IndexKnobs(&k);
   WriterKnobs(&k);
   ModelKnobs(&k);
   return k;
