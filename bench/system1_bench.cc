@@ -191,6 +191,165 @@ double GrpcStreamRate(client::Client* c, const std::string& channel,
   return static_cast<double>(msgs.size()) / secs;
 }
 
+// Stream ingest at chunks of 25 and 500 beside its same-run baselines, and
+// the derivation's lag at the end; appends the JSON's "ingest" list.
+void IngestPhase(const Options& opt, Corpus* corpus, client::Client* client, server::Server* srv,
+                 std::string* json) {
+  absl::StrAppend(json, "{\"ingest\":[");
+  std::printf("%-6s %12s %12s %14s %14s %10s %10s %10s\n", "chunk", "grpc msg/s", "store msg/s",
+              "raw-same msg/s", "raw-min msg/s", "grpc/same", "store/same", "grpc/min");
+  std::vector<std::string> lags;
+  for (size_t chunk : {25, 500}) {
+    auto msgs = MakeMessages(corpus, opt.messages, absl::StrCat("c", chunk));
+    double grpc = GrpcStreamRate(client, absl::StrCat("ingest-", chunk), msgs, chunk);
+    // The baselines run once derivation has caught up, on a quiet machine.
+    CatchUp caught = WaitForDerivation(srv->memory(), 1);
+    lags.push_back(absl::StrCat("chunks of ", chunk, ": ", Describe(caught)));
+    double store = StoreRate(msgs, chunk);
+    double same = RawRocksRate(msgs, chunk, true);
+    double raw = RawRocksRate(msgs, chunk, false);
+    std::printf("%-6zu %12.0f %12.0f %14.0f %14.0f %10.2f %10.2f %10.2f\n", chunk, grpc, store,
+                same, raw, grpc / same, store / same, grpc / raw);
+    absl::StrAppend(json, chunk == 25 ? "" : ",", "{\"chunk\":", chunk,
+                    ",\"grpc_msgs_per_s\":", static_cast<int64_t>(grpc),
+                    ",\"store_msgs_per_s\":", static_cast<int64_t>(store),
+                    ",\"raw_same_keys_msgs_per_s\":", static_cast<int64_t>(same),
+                    ",\"raw_minimal_msgs_per_s\":", static_cast<int64_t>(raw),
+                    ",\"grpc_over_raw_same\":", grpc / same,
+                    ",\"grpc_over_raw_minimal\":", grpc / raw, "}");
+  }
+  *json += "],";
+  for (const auto& l : lags) std::printf("%s\n", l.c_str());
+}
+
+// Bulk load: many channels over several concurrent streams; false when a
+// stream failed.
+bool BulkPhase(const Options& opt, Corpus* corpus, const client::ClientOptions& co,
+               server::Server* srv, std::string* json) {
+  std::vector<std::vector<v1::DialogueMessage>> per_channel(opt.bulk_channels);
+  for (size_t c = 0; c < opt.bulk_channels; ++c) {
+    per_channel[c] = MakeMessages(corpus, opt.bulk_per_channel, absl::StrCat("b", c));
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> streams;
+  for (size_t t = 0; t < opt.bulk_streams; ++t) {
+    streams.emplace_back([&] {
+      auto own = client::Client::Connect(co);
+      for (size_t c = next++; c < opt.bulk_channels; c = next++) {
+        client::StreamOptions so;
+        so.chunk_size = 500;
+        so.window = 16;
+        size_t rejected = 0;
+        absl::Status s =
+            own->IngestStream(absl::StrCat("bulk-", c), per_channel[c], so, nullptr, &rejected);
+        if (!s.ok() || rejected != 0) failed = true;
+      }
+    });
+  }
+  for (auto& t : streams) t.join();
+  const double secs = SecondsSince(start);
+  if (failed) {
+    std::fprintf(stderr, "bulk load failed\n");
+    return 1;
+  }
+  const size_t total = opt.bulk_channels * opt.bulk_per_channel;
+  CatchUp caught = WaitForDerivation(srv->memory(), opt.bulk_channels);
+  std::printf(
+      "\nbulk load over gRPC: %zu channels x %zu messages, %zu concurrent streams, "
+      "chunks of 500: %.1f s, %.0f msg/s\n%s\n",
+      opt.bulk_channels, opt.bulk_per_channel, opt.bulk_streams, secs,
+      static_cast<double>(total) / secs, Describe(caught).c_str());
+  absl::StrAppend(json, "\"bulk\":{\"channels\":", opt.bulk_channels,
+                  ",\"msgs_per_s\":", static_cast<int64_t>(static_cast<double>(total) / secs),
+                  ",\"catch_up_s\":", caught.seconds, "},");
+  return true;
+}
+
+// BM25 on a 100,000-message channel: the index alone and the Query RPC,
+// beside the full pipeline in process; false when a query found nothing.
+bool QueryPhase(const Options& opt, Corpus* corpus, client::Client* client, server::Server* srv,
+                std::string* json) {
+  // BM25 on a 100,000-message channel: the index alone and the Query RPC.
+  const std::string qchan = "query-100k";
+  auto msgs = MakeMessages(corpus, 100000, "q");
+  GrpcStreamRate(client, qchan, msgs, 500);
+  std::vector<std::string> questions;
+  for (size_t i = 0; i < opt.queries; ++i) {
+    // A question made of words from a random message plus common words.
+    const std::string& text = msgs[corpus->rng()() % msgs.size()].text();
+    std::string q = text.substr(0, std::min<size_t>(text.size(), 40));
+    questions.push_back(q + " " + corpus->Word() + " " + corpus->Word());
+  }
+  retrieval::LexicalIndex index;
+  storage::ChannelRef ch{"default", qchan};
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    storage::Message m;
+    m.seq = i + 1;
+    m.timestamp_ms = msgs[i].timestamp_ms();
+    m.text = msgs[i].text();
+    index.Add(ch, m);
+  }
+  std::vector<double> index_ms;
+  for (const auto& q : questions) {
+    auto t = std::chrono::steady_clock::now();
+    retrieval::LexicalQuery lq;
+    lq.text = q;
+    auto hits = index.Search(ch, lq);
+    index_ms.push_back(SecondsSince(t) * 1000);
+    if (hits.empty()) return false;
+  }
+  // The same questions through the server: BM25-only and full-pipeline
+  // Query RPCs, and the full pipeline called in process on the server's own
+  // engine, interleaved so that the Writer and the embedder still working on
+  // what was just ingested weigh on all three alike.
+  std::vector<double> rpc_bm25_ms, rpc_full_ms, inproc_full_ms;
+  engine::Memory* engine = srv->memory();
+  for (const auto& q : questions) {
+    engine::QueryParams p;
+    p.channel = {storage::kDefaultTenant, qchan};
+    p.question = q;
+    auto t = std::chrono::steady_clock::now();
+    auto in = engine->Query(p, /*answer=*/true);
+    inproc_full_ms.push_back(SecondsSince(t) * 1000);
+    if (!in.ok() || in->pipeline.s1.empty()) return false;
+
+    v1::QueryRequest req;
+    req.set_channel(qchan);
+    req.set_question(q);
+    t = std::chrono::steady_clock::now();
+    auto full = client->Query(req);
+    rpc_full_ms.push_back(SecondsSince(t) * 1000);
+    if (!full.ok() || full->evidence_size() == 0) return false;
+
+    req.set_mode(v1::BM25_ONLY);
+    t = std::chrono::steady_clock::now();
+    auto bm25 = client->Query(req);
+    rpc_bm25_ms.push_back(SecondsSince(t) * 1000);
+    if (!bm25.ok() || bm25->evidence_size() == 0) return false;
+  }
+  Latency li = Summarize(index_ms), lb = Summarize(rpc_bm25_ms), lp = Summarize(inproc_full_ms),
+          lr = Summarize(rpc_full_ms);
+  std::printf("\nQueries on a 100,000-message channel, %zu questions, top-10\n", questions.size());
+  std::printf("%-36s %10s %10s %10s\n", "", "p50 ms", "p99 ms", "max ms");
+  auto row = [](const char* name, const Latency& l) {
+    std::printf("%-36s %10.3f %10.3f %10.3f\n", name, l.p50_ms, l.p99_ms, l.max_ms);
+  };
+  row("BM25 index search, in process", li);
+  row("Query RPC, BM25_ONLY", lb);
+  row("full pipeline + answer, in process", lp);
+  row("Query RPC, full pipeline", lr);
+  std::printf("%-36s %+10.3f %+10.3f\n", "RPC over in process (full)", lr.p50_ms - lp.p50_ms,
+              lr.p99_ms - lp.p99_ms);
+  absl::StrAppend(json, "\"bm25_100k\":{\"queries\":", questions.size(),
+                  ",\"index_p50_ms\":", li.p50_ms, ",\"index_p99_ms\":", li.p99_ms,
+                  ",\"rpc_bm25_p50_ms\":", lb.p50_ms, ",\"rpc_bm25_p99_ms\":", lb.p99_ms,
+                  ",\"inproc_full_p50_ms\":", lp.p50_ms, ",\"inproc_full_p99_ms\":", lp.p99_ms,
+                  ",\"rpc_full_p50_ms\":", lr.p50_ms, ",\"rpc_full_p99_ms\":", lr.p99_ms, "}}");
+  return true;
+}
+
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
   Corpus corpus(42);
@@ -209,150 +368,10 @@ int Run(const Options& opt) {
   co.addr = absl::StrCat("127.0.0.1:", (*srv)->port());
   auto client = client::Client::Connect(co);
 
-  std::string json = "{\"ingest\":[";
-  std::printf("%-6s %12s %12s %14s %14s %10s %10s %10s\n", "chunk", "grpc msg/s", "store msg/s",
-              "raw-same msg/s", "raw-min msg/s", "grpc/same", "store/same", "grpc/min");
-  std::vector<std::string> lags;
-  for (size_t chunk : {25, 500}) {
-    auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("c", chunk));
-    double grpc = GrpcStreamRate(client.get(), absl::StrCat("ingest-", chunk), msgs, chunk);
-    // The baselines run once derivation has caught up, on a quiet machine.
-    CatchUp caught = WaitForDerivation((*srv)->memory(), 1);
-    lags.push_back(absl::StrCat("chunks of ", chunk, ": ", Describe(caught)));
-    double store = StoreRate(msgs, chunk);
-    double same = RawRocksRate(msgs, chunk, true);
-    double raw = RawRocksRate(msgs, chunk, false);
-    std::printf("%-6zu %12.0f %12.0f %14.0f %14.0f %10.2f %10.2f %10.2f\n", chunk, grpc, store,
-                same, raw, grpc / same, store / same, grpc / raw);
-    absl::StrAppend(&json, chunk == 25 ? "" : ",", "{\"chunk\":", chunk,
-                    ",\"grpc_msgs_per_s\":", static_cast<int64_t>(grpc),
-                    ",\"store_msgs_per_s\":", static_cast<int64_t>(store),
-                    ",\"raw_same_keys_msgs_per_s\":", static_cast<int64_t>(same),
-                    ",\"raw_minimal_msgs_per_s\":", static_cast<int64_t>(raw),
-                    ",\"grpc_over_raw_same\":", grpc / same,
-                    ",\"grpc_over_raw_minimal\":", grpc / raw, "}");
-  }
-  json += "],";
-  for (const auto& l : lags) std::printf("%s\n", l.c_str());
-
-  // Bulk load: many channels over several concurrent streams.
-  {
-    std::vector<std::vector<v1::DialogueMessage>> per_channel(opt.bulk_channels);
-    for (size_t c = 0; c < opt.bulk_channels; ++c) {
-      per_channel[c] = MakeMessages(&corpus, opt.bulk_per_channel, absl::StrCat("b", c));
-    }
-    std::atomic<size_t> next{0};
-    std::atomic<bool> failed{false};
-    auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> streams;
-    for (size_t t = 0; t < opt.bulk_streams; ++t) {
-      streams.emplace_back([&] {
-        auto own = client::Client::Connect(co);
-        for (size_t c = next++; c < opt.bulk_channels; c = next++) {
-          client::StreamOptions so;
-          so.chunk_size = 500;
-          so.window = 16;
-          size_t rejected = 0;
-          absl::Status s =
-              own->IngestStream(absl::StrCat("bulk-", c), per_channel[c], so, nullptr, &rejected);
-          if (!s.ok() || rejected != 0) failed = true;
-        }
-      });
-    }
-    for (auto& t : streams) t.join();
-    const double secs = SecondsSince(start);
-    if (failed) {
-      std::fprintf(stderr, "bulk load failed\n");
-      return 1;
-    }
-    const size_t total = opt.bulk_channels * opt.bulk_per_channel;
-    CatchUp caught = WaitForDerivation((*srv)->memory(), opt.bulk_channels);
-    std::printf(
-        "\nbulk load over gRPC: %zu channels x %zu messages, %zu concurrent streams, "
-        "chunks of 500: %.1f s, %.0f msg/s\n%s\n",
-        opt.bulk_channels, opt.bulk_per_channel, opt.bulk_streams, secs,
-        static_cast<double>(total) / secs, Describe(caught).c_str());
-    absl::StrAppend(&json, "\"bulk\":{\"channels\":", opt.bulk_channels,
-                    ",\"msgs_per_s\":", static_cast<int64_t>(static_cast<double>(total) / secs),
-                    ",\"catch_up_s\":", caught.seconds, "},");
-  }
-
-  // BM25 on a 100,000-message channel: the index alone and the Query RPC.
-  const std::string qchan = "query-100k";
-  auto msgs = MakeMessages(&corpus, 100000, "q");
-  GrpcStreamRate(client.get(), qchan, msgs, 500);
-  std::vector<std::string> questions;
-  for (size_t i = 0; i < opt.queries; ++i) {
-    // A question made of words from a random message plus common words.
-    const std::string& text = msgs[corpus.rng()() % msgs.size()].text();
-    std::string q = text.substr(0, std::min<size_t>(text.size(), 40));
-    questions.push_back(q + " " + corpus.Word() + " " + corpus.Word());
-  }
-  retrieval::LexicalIndex index;
-  storage::ChannelRef ch{"default", qchan};
-  for (size_t i = 0; i < msgs.size(); ++i) {
-    storage::Message m;
-    m.seq = i + 1;
-    m.timestamp_ms = msgs[i].timestamp_ms();
-    m.text = msgs[i].text();
-    index.Add(ch, m);
-  }
-  std::vector<double> index_ms;
-  for (const auto& q : questions) {
-    auto t = std::chrono::steady_clock::now();
-    retrieval::LexicalQuery lq;
-    lq.text = q;
-    auto hits = index.Search(ch, lq);
-    index_ms.push_back(SecondsSince(t) * 1000);
-    if (hits.empty()) return 1;
-  }
-  // The same questions through the server: BM25-only and full-pipeline
-  // Query RPCs, and the full pipeline called in process on the server's own
-  // engine, interleaved so that the Writer and the embedder still working on
-  // what was just ingested weigh on all three alike.
-  std::vector<double> rpc_bm25_ms, rpc_full_ms, inproc_full_ms;
-  engine::Memory* engine = (*srv)->memory();
-  for (const auto& q : questions) {
-    engine::QueryParams p;
-    p.channel = {storage::kDefaultTenant, qchan};
-    p.question = q;
-    auto t = std::chrono::steady_clock::now();
-    auto in = engine->Query(p, /*answer=*/true);
-    inproc_full_ms.push_back(SecondsSince(t) * 1000);
-    if (!in.ok() || in->pipeline.s1.empty()) return 1;
-
-    v1::QueryRequest req;
-    req.set_channel(qchan);
-    req.set_question(q);
-    t = std::chrono::steady_clock::now();
-    auto full = client->Query(req);
-    rpc_full_ms.push_back(SecondsSince(t) * 1000);
-    if (!full.ok() || full->evidence_size() == 0) return 1;
-
-    req.set_mode(v1::BM25_ONLY);
-    t = std::chrono::steady_clock::now();
-    auto bm25 = client->Query(req);
-    rpc_bm25_ms.push_back(SecondsSince(t) * 1000);
-    if (!bm25.ok() || bm25->evidence_size() == 0) return 1;
-  }
-  Latency li = Summarize(index_ms), lb = Summarize(rpc_bm25_ms), lp = Summarize(inproc_full_ms),
-          lr = Summarize(rpc_full_ms);
-  std::printf("\nQueries on a 100,000-message channel, %zu questions, top-10\n", questions.size());
-  std::printf("%-36s %10s %10s %10s\n", "", "p50 ms", "p99 ms", "max ms");
-  auto row = [](const char* name, const Latency& l) {
-    std::printf("%-36s %10.3f %10.3f %10.3f\n", name, l.p50_ms, l.p99_ms, l.max_ms);
-  };
-  row("BM25 index search, in process", li);
-  row("Query RPC, BM25_ONLY", lb);
-  row("full pipeline + answer, in process", lp);
-  row("Query RPC, full pipeline", lr);
-  std::printf("%-36s %+10.3f %+10.3f\n", "RPC over in process (full)", lr.p50_ms - lp.p50_ms,
-              lr.p99_ms - lp.p99_ms);
-  absl::StrAppend(&json, "\"bm25_100k\":{\"queries\":", questions.size(),
-                  ",\"index_p50_ms\":", li.p50_ms, ",\"index_p99_ms\":", li.p99_ms,
-                  ",\"rpc_bm25_p50_ms\":", lb.p50_ms, ",\"rpc_bm25_p99_ms\":", lb.p99_ms,
-                  ",\"inproc_full_p50_ms\":", lp.p50_ms, ",\"inproc_full_p99_ms\":", lp.p99_ms,
-                  ",\"rpc_full_p50_ms\":", lr.p50_ms, ",\"rpc_full_p99_ms\":", lr.p99_ms, "}}");
+  std::string json;
+  IngestPhase(opt, &corpus, client.get(), srv->get(), &json);
+  if (!BulkPhase(opt, &corpus, co, srv->get(), &json)) return 1;
+  if (!QueryPhase(opt, &corpus, client.get(), srv->get(), &json)) return 1;
   if (!opt.json.empty()) std::ofstream(opt.json) << json << "\n";
 
   client.reset();
