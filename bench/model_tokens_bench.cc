@@ -53,65 +53,54 @@ double PromptTokens(const testing::FakeRequest& r) {
   return static_cast<double>((chars + 3) / 4);
 }
 
-int Run(int argc, char** argv) {
+struct Flags {
   std::string data = "../shared/data/locomo/locomo_dev.json";
   size_t max_questions = SIZE_MAX;
   bool ask = false;
   std::string show;
+};
+
+bool ParseArgs(int argc, char** argv, Flags* f) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) {
-      data = argv[++i];
+      f->data = argv[++i];
     } else if (a == "--questions" && i + 1 < argc) {
-      max_questions = std::stoul(argv[++i]);
+      f->max_questions = std::stoul(argv[++i]);
     } else if (a == "--ask") {
-      ask = true;
+      f->ask = true;
     } else if (a == "--show" && i + 1 < argc) {
-      show = argv[++i];
+      f->show = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: model_tokens_bench [--data FILE] [--questions N] [--ask] "
-                   "[--show STAGE]\n");
-      return 2;
+      return false;
     }
   }
-  auto convs = datasets::LoadFile(data, datasets::Format::kAuto, "");
-  if (!convs.ok()) {
-    std::fprintf(stderr, "error: %s\n", convs.status().ToString().c_str());
-    return 1;
-  }
-  testing::FakeModelServer fake;
-  fake.SetDefault(testing::StandardReply);
-  engine::MemoryOptions o;
-  o.models.defaults.provider = "openai";
-  o.models.defaults.base_url = fake.base_url();
-  o.models.defaults.max_retries = 0;
-  auto e = cli::EmbeddedEngine::Open(o);
-  if (!e.ok()) {
-    std::fprintf(stderr, "error: %s\n", e.status().ToString().c_str());
-    return 1;
-  }
-  engine::Memory* mem = (*e)->memory();
+  return true;
+}
+
+// Ingests and derives every conversation; the number of messages.
+absl::StatusOr<size_t> IngestAll(engine::Memory* mem,
+                                 const std::vector<datasets::Conversation>& convs) {
   size_t messages = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  for (const auto& c : *convs) {
+  for (const auto& c : convs) {
     messages += c.messages.size();
     std::fprintf(stderr, "ingest and derive %s (%zu messages)\n", c.channel.c_str(),
                  c.messages.size());
     auto r = mem->Ingest({storage::kDefaultTenant, c.channel}, {}, c.messages);
-    if (!r.ok()) {
-      std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
-      return 1;
-    }
+    if (!r.ok()) return r.status();
     uint64_t newest = 0;
     auto st =
         mem->Flush({storage::kDefaultTenant, c.channel}, true, std::chrono::minutes(30), &newest);
-    if (!st.ok()) {
-      std::fprintf(stderr, "error: %s\n", st.status().ToString().c_str());
-      return 1;
-    }
+    if (!st.ok()) return st.status();
   }
   mem->WaitForEmbeddings(std::chrono::minutes(10));
+  return messages;
+}
+
+// The Writer's prompt tokens and the embedder's inputs, from the requests the
+// fake model server saw.
+void PrintDerivationCost(const testing::FakeModelServer& fake, engine::Memory* mem,
+                         const std::vector<datasets::Conversation>& convs, size_t messages) {
   std::vector<double> writer_calls;
   double writer_total = 0;
   size_t embed_inputs = 0;
@@ -129,7 +118,7 @@ int Run(int argc, char** argv) {
     }
   }
   size_t records = 0, embedded_twice = 0;
-  for (const auto& c : *convs) {
+  for (const auto& c : convs) {
     storage::RecordQuery q;
     q.include_superseded = true;
     q.limit = UINT32_MAX;
@@ -143,9 +132,6 @@ int Run(int argc, char** argv) {
       token = next;
     } while (!token.empty());
   }
-  std::printf("data: %s, %zu conversations, %zu messages, derived in %.1f s\n", data.c_str(),
-              convs->size(), messages,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   Summary w = Summarise(writer_calls);
   std::printf(
       "Writer: %zu calls, prompt tokens per message %.1f (mean over the channel), per "
@@ -154,25 +140,26 @@ int Run(int argc, char** argv) {
       w.mean, w.p95);
   std::printf("Embed: %zu inputs; %zu records, %zu of them embedded more than once\n", embed_inputs,
               records, embedded_twice);
+}
 
+// Tokens per question by stage over the questions asked.
+absl::Status PrintQueryCost(engine::Memory* mem, const std::vector<datasets::Conversation>& convs,
+                            const Flags& f) {
   std::map<std::string, std::vector<double>> by_stage;
   std::vector<double> per_question;
   size_t asked = 0;
-  for (const auto& c : *convs) {
+  for (const auto& c : convs) {
     for (const auto& q : c.questions) {
-      if (asked >= max_questions) break;
+      if (asked >= f.max_questions) break;
       ++asked;
       engine::QueryParams p;
       p.channel = {storage::kDefaultTenant, c.channel};
       p.question = q.question;
       p.options = q.options;
       p.budgets.s1_top_k = 10;
-      p.budgets.ask = ask;
+      p.budgets.ask = f.ask;
       auto r = mem->Query(p, true);
-      if (!r.ok()) {
-        std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());
-        return 1;
-      }
+      if (!r.ok()) return r.status();
       std::map<std::string, double> tokens;
       for (const auto& t : r->pipeline.trace) {
         if (t.model_calls > 0) tokens[t.stage] += static_cast<double>(t.tokens_in + t.tokens_out);
@@ -186,7 +173,7 @@ int Run(int argc, char** argv) {
     }
   }
   std::printf("Questions: %zu, ASK %s; tokens per question (in + out):\n", asked,
-              ask ? "on" : "off");
+              f.ask ? "on" : "off");
   std::printf("  %-12s %8s %8s %8s\n", "stage", "calls", "mean", "p95");
   for (auto& [stage, v] : by_stage) {
     size_t n = v.size();
@@ -196,20 +183,57 @@ int Run(int argc, char** argv) {
   }
   Summary all = Summarise(per_question);
   std::printf("  %-12s %8s %8.0f %8.0f\n", "all", "", all.mean, all.p95);
-  if (!show.empty()) {
-    std::vector<testing::FakeRequest> reqs = fake.requests();
-    for (auto r = reqs.rbegin(); r != reqs.rend(); ++r) {
-      if (r->stage != show) continue;
-      nlohmann::json body = nlohmann::json::parse(r->body, nullptr, false);
-      std::printf("\nlast %s request (%.0f prompt tokens):\n", show.c_str(), PromptTokens(*r));
-      if (body.is_object() && body.contains("messages")) {
-        for (const auto& m : body["messages"]) {
-          std::printf("--- %s\n%s\n", m.value("role", "").c_str(), m.value("content", "").c_str());
-        }
+  return absl::OkStatus();
+}
+
+// The last request the fake server saw for `stage`, message by message.
+void ShowLastRequest(const testing::FakeModelServer& fake, const std::string& stage) {
+  std::vector<testing::FakeRequest> reqs = fake.requests();
+  for (auto r = reqs.rbegin(); r != reqs.rend(); ++r) {
+    if (r->stage != stage) continue;
+    nlohmann::json body = nlohmann::json::parse(r->body, nullptr, false);
+    std::printf("\nlast %s request (%.0f prompt tokens):\n", stage.c_str(), PromptTokens(*r));
+    if (body.is_object() && body.contains("messages")) {
+      for (const auto& m : body["messages"]) {
+        std::printf("--- %s\n%s\n", m.value("role", "").c_str(), m.value("content", "").c_str());
       }
-      break;
     }
+    return;
   }
+}
+
+int Run(int argc, char** argv) {
+  Flags f;
+  if (!ParseArgs(argc, argv, &f)) {
+    std::fprintf(stderr,
+                 "usage: model_tokens_bench [--data FILE] [--questions N] [--ask] "
+                 "[--show STAGE]\n");
+    return 2;
+  }
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  auto convs = datasets::LoadFile(f.data, datasets::Format::kAuto, "");
+  if (!convs.ok()) return fail(convs.status());
+  testing::FakeModelServer fake;
+  fake.SetDefault(testing::StandardReply);
+  engine::MemoryOptions o;
+  o.models.defaults.provider = "openai";
+  o.models.defaults.base_url = fake.base_url();
+  o.models.defaults.max_retries = 0;
+  auto e = cli::EmbeddedEngine::Open(o);
+  if (!e.ok()) return fail(e.status());
+  engine::Memory* mem = (*e)->memory();
+  auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<size_t> messages = IngestAll(mem, *convs);
+  if (!messages.ok()) return fail(messages.status());
+  std::printf("data: %s, %zu conversations, %zu messages, derived in %.1f s\n", f.data.c_str(),
+              convs->size(), *messages,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  PrintDerivationCost(fake, mem, *convs, *messages);
+  if (absl::Status s = PrintQueryCost(mem, *convs, f); !s.ok()) return fail(s);
+  if (!f.show.empty()) ShowLastRequest(fake, f.show);
   return 0;
 }
 
