@@ -48,52 +48,42 @@ v1::IngestRequest Batch(const std::string& channel, const std::string& speaker, 
   return req;
 }
 
-TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth][tenancy]") {
-  testing::TempDir keys_dir;
-  TestServer ts(WithKeys(keys_dir.Sub("keys")));
-  auto none = As(ts, "");
-  auto wrong = As(ts, "not-a-key");
-  auto acme = As(ts, "key-acme");
-  auto globex = As(ts, "key-globex");
-  auto admin = As(ts, "key-admin");
+// A server with auth on, acme's channel "plans" of 30 messages, a client
+// per key, and a request of every RPC aimed at that channel.
+class AcmePlans {
+ public:
+  AcmePlans()
+      : ts_(WithKeys(keys_dir_.Sub("keys"))),
+        none(As(ts_, "")),
+        wrong(As(ts_, "not-a-key")),
+        acme(As(ts_, "key-acme")),
+        globex(As(ts_, "key-globex")),
+        admin(As(ts_, "key-admin")) {
+    REQUIRE_OK(acme->Ingest(Batch("plans", "Alice", 30)));
+    testing::FlushWait(acme.get(), "plans");
+    gm.set_channel("plans");
+    gr.set_channel("plans");
+    q.set_channel("plans");
+    q.set_question("What is the secret plan?");
+    fl.set_channel("plans");
+    lr.set_channel("plans");
+    gre.set_channel("plans");
+    gre.set_record_id("r000000000001");
+    lp.set_channel("plans");
+    cr.set_channel("plans");
+    cr.set_record_id("r000000000001");
+    cr.set_content("corrected");
+    rd.set_channel("plans");
+    lt.set_channel("plans");
+    auto* m = sw.add_segment();
+    m->set_speaker("A");
+    m->set_text("hi");
+    m->set_timestamp_ms(1);
+    sw.set_output(R"({"actions":[{"action":"NOOP"}]})");
+  }
 
-  REQUIRE_OK(acme->Ingest(Batch("plans", "Alice", 30)));
-  testing::FlushWait(acme.get(), "plans");
-
-  // Requests of every RPC, aimed at acme's channel.
-  v1::GetMessagesRequest gm;
-  gm.set_channel("plans");
-  v1::GetRosterRequest gr;
-  gr.set_channel("plans");
-  v1::ListChannelsRequest lc;
-  v1::QueryRequest q;
-  q.set_channel("plans");
-  q.set_question("What is the secret plan?");
-  v1::FlushRequest fl;
-  fl.set_channel("plans");
-  v1::ListRecordsRequest lr;
-  lr.set_channel("plans");
-  v1::GetRecordRequest gre;
-  gre.set_channel("plans");
-  gre.set_record_id("r000000000001");
-  v1::ListParkedRequest lp;
-  lp.set_channel("plans");
-  v1::CorrectRecordRequest cr;
-  cr.set_channel("plans");
-  cr.set_record_id("r000000000001");
-  cr.set_content("corrected");
-  v1::RederiveRequest rd;
-  rd.set_channel("plans");
-  v1::ListTransitionsRequest lt;
-  lt.set_channel("plans");
-  v1::ScoreWriterActionsRequest sw;
-  auto* m = sw.add_segment();
-  m->set_speaker("A");
-  m->set_text("hi");
-  m->set_timestamp_ms(1);
-  sw.set_output(R"({"actions":[{"action":"NOOP"}]})");
-
-  auto all_rpcs = [&](client::Client* c) {
+  // The unary RPCs of the channel's reads and the Writer's inspection.
+  std::vector<absl::Status> ReadRpcs(client::Client* c) {
     std::vector<absl::Status> out;
     out.push_back(c->Ingest(Batch("plans", "Mallory", 1)).status());
     out.push_back(c->GetMessages(gm).status());
@@ -109,6 +99,12 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     out.push_back(c->Rederive(rd).status());
     out.push_back(c->ListTransitions(lt).status());
     out.push_back(c->ScoreWriterActions(sw).status());
+    return out;
+  }
+
+  // The streams, deletions, export, import and backup.
+  std::vector<absl::Status> ChangeRpcs(client::Client* c) {
+    std::vector<absl::Status> out;
     out.push_back(
         c->IngestStream("plans", {Batch("plans", "Mallory", 1).messages(0)}, {}, nullptr));
     v1::DeleteMessagesRequest dm;
@@ -137,85 +133,109 @@ TEST_CASE("with auth on every RPC needs a key and tenants are isolated", "[auth]
     backup.set_name("b1");
     out.push_back(c->Backup(backup).status());
     return out;
-  };
-  SECTION("no key or a wrong key: UNAUTHENTICATED everywhere") {
-    for (auto* c : {none.get(), wrong.get()}) {
-      auto results = all_rpcs(c);
-      for (size_t i = 0; i < results.size(); ++i) {
-        INFO("rpc #" << i << ": " << results[i].ToString());
-        CHECK(results[i].code() == absl::StatusCode::kUnauthenticated);
-      }
+  }
+
+ private:
+  testing::TempDir keys_dir_;
+  TestServer ts_;
+
+ public:
+  std::unique_ptr<client::Client> none, wrong, acme, globex, admin;
+  v1::GetMessagesRequest gm;
+  v1::GetRosterRequest gr;
+  v1::ListChannelsRequest lc;
+  v1::QueryRequest q;
+  v1::FlushRequest fl;
+  v1::ListRecordsRequest lr;
+  v1::GetRecordRequest gre;
+  v1::ListParkedRequest lp;
+  v1::CorrectRecordRequest cr;
+  v1::RederiveRequest rd;
+  v1::ListTransitionsRequest lt;
+  v1::ScoreWriterActionsRequest sw;
+};
+
+TEST_CASE_METHOD(AcmePlans, "with auth on, no key or a wrong key is UNAUTHENTICATED on every RPC",
+                 "[auth][tenancy]") {
+  for (auto* c : {none.get(), wrong.get()}) {
+    std::vector<absl::Status> results = ReadRpcs(c);
+    for (const absl::Status& s : ChangeRpcs(c)) results.push_back(s);
+    for (size_t i = 0; i < results.size(); ++i) {
+      INFO("rpc #" << i << ": " << results[i].ToString());
+      CHECK(results[i].code() == absl::StatusCode::kUnauthenticated);
     }
   }
-  SECTION("another tenant sees, counts and changes nothing of acme's") {
-    // Reads of acme's channel: NOT_FOUND (the channel does not exist for
-    // globex); admin RPCs: PERMISSION_DENIED before anything else.
-    CHECK(globex->GetMessages(gm).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->GetRoster(gr).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->Query(q).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->Retrieve(q).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->Flush(fl).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->ListRecords(lr).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->GetRecord(gre).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->ListParked(lp).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->ListTransitions(lt).status().code() == absl::StatusCode::kNotFound);
-    CHECK(globex->CorrectRecord(cr).status().code() == absl::StatusCode::kPermissionDenied);
-    CHECK(globex->Rederive(rd).status().code() == absl::StatusCode::kPermissionDenied);
-    CHECK(acme->CorrectRecord(cr).status().code() == absl::StatusCode::kPermissionDenied);
-    auto channels = globex->ListChannels(lc);
-    REQUIRE_OK(channels);
-    CHECK(channels->channels_size() == 0);
-    REQUIRE_OK(globex->ScoreWriterActions(sw));  // stateless, but keyed
-    // Writing the same channel name makes globex's own channel.
-    REQUIRE_OK(globex->Ingest(Batch("plans", "Bob", 3)));
-    CHECK(testing::AllMessages(globex.get(), "plans").size() == 3);
-    CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
-    auto acme_channels = acme->ListChannels(lc);
-    REQUIRE_OK(acme_channels);
-    REQUIRE(acme_channels->channels_size() == 1);
-    CHECK(acme_channels->channels(0).message_count() == 30);
-    auto evidence = globex->Retrieve(q);
-    REQUIRE_OK(evidence);
-    for (const auto& e : evidence->evidence()) CHECK(e.message().speaker() == "Bob");
-    // Deletions aimed at acme's channel touch nothing of acme's.
-    v1::DeleteMessagesRequest dm;
-    dm.set_channel("plans");
-    dm.add_message_ids("Alice0");
-    v1::ForgetSpeakerRequest fs;
-    fs.set_channel("plans");
-    fs.set_speaker("Alice");
-    v1::EditMessageRequest em;
-    em.set_channel("plans");
-    em.set_message_id("Alice1");
-    em.set_text("hijacked");
-    v1::DeleteChannelRequest dc;
-    dc.set_channel("acme-only");
-    REQUIRE_OK(acme->Ingest(Batch("acme-only", "Alice", 2)));
-    auto gone = globex->DeleteChannel(dc);
-    REQUIRE_OK(gone);
-    CHECK_FALSE(gone->existed());
-    CHECK(globex->EditMessage(em).status().code() == absl::StatusCode::kNotFound);
-    // globex has its own "plans" now (Bob's): Alice's ids and name are
-    // unknown there.
-    auto dmr = globex->DeleteMessages(dm);
-    REQUIRE_OK(dmr);
-    CHECK(dmr->counts().messages_deleted() == 0);
-    auto fsr = globex->ForgetSpeaker(fs);
-    REQUIRE_OK(fsr);
-    CHECK(fsr->counts().messages_deleted() == 0);
-    CHECK(
-        globex->ExportChannel("acme-only", [](const v1::ChannelItem&) { return absl::OkStatus(); })
+}
+
+TEST_CASE_METHOD(AcmePlans, "another tenant sees and counts nothing of acme's", "[auth][tenancy]") {
+  // Reads of acme's channel: NOT_FOUND (the channel does not exist for
+  // globex); admin RPCs: PERMISSION_DENIED before anything else.
+  CHECK(globex->GetMessages(gm).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->GetRoster(gr).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->Query(q).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->Retrieve(q).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->Flush(fl).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->ListRecords(lr).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->GetRecord(gre).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->ListParked(lp).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->ListTransitions(lt).status().code() == absl::StatusCode::kNotFound);
+  CHECK(globex->CorrectRecord(cr).status().code() == absl::StatusCode::kPermissionDenied);
+  CHECK(globex->Rederive(rd).status().code() == absl::StatusCode::kPermissionDenied);
+  CHECK(acme->CorrectRecord(cr).status().code() == absl::StatusCode::kPermissionDenied);
+  auto channels = globex->ListChannels(lc);
+  REQUIRE_OK(channels);
+  CHECK(channels->channels_size() == 0);
+  REQUIRE_OK(globex->ScoreWriterActions(sw));  // stateless, but keyed
+  // Writing the same channel name makes globex's own channel.
+  REQUIRE_OK(globex->Ingest(Batch("plans", "Bob", 3)));
+  CHECK(testing::AllMessages(globex.get(), "plans").size() == 3);
+  CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
+  auto acme_channels = acme->ListChannels(lc);
+  REQUIRE_OK(acme_channels);
+  REQUIRE(acme_channels->channels_size() == 1);
+  CHECK(acme_channels->channels(0).message_count() == 30);
+  auto evidence = globex->Retrieve(q);
+  REQUIRE_OK(evidence);
+  for (const auto& e : evidence->evidence()) CHECK(e.message().speaker() == "Bob");
+  // The admin key of acme can run acme's admin RPCs.
+  REQUIRE_OK(admin->CorrectRecord(cr));
+}
+
+TEST_CASE_METHOD(AcmePlans, "another tenant's deletions touch nothing of acme's",
+                 "[auth][tenancy]") {
+  REQUIRE_OK(globex->Ingest(Batch("plans", "Bob", 3)));  // globex's own "plans"
+  v1::DeleteMessagesRequest dm;
+  dm.set_channel("plans");
+  dm.add_message_ids("Alice0");
+  v1::ForgetSpeakerRequest fs;
+  fs.set_channel("plans");
+  fs.set_speaker("Alice");
+  v1::EditMessageRequest em;
+  em.set_channel("plans");
+  em.set_message_id("Alice1");
+  em.set_text("hijacked");
+  v1::DeleteChannelRequest dc;
+  dc.set_channel("acme-only");
+  REQUIRE_OK(acme->Ingest(Batch("acme-only", "Alice", 2)));
+  auto gone = globex->DeleteChannel(dc);
+  REQUIRE_OK(gone);
+  CHECK_FALSE(gone->existed());
+  CHECK(globex->EditMessage(em).status().code() == absl::StatusCode::kNotFound);
+  // In globex's "plans" (Bob's), Alice's ids and name are unknown.
+  auto dmr = globex->DeleteMessages(dm);
+  REQUIRE_OK(dmr);
+  CHECK(dmr->counts().messages_deleted() == 0);
+  auto fsr = globex->ForgetSpeaker(fs);
+  REQUIRE_OK(fsr);
+  CHECK(fsr->counts().messages_deleted() == 0);
+  CHECK(globex->ExportChannel("acme-only", [](const v1::ChannelItem&) { return absl::OkStatus(); })
             .code() == absl::StatusCode::kNotFound);
-    v1::BackupRequest backup;
-    backup.set_name("by-globex");
-    CHECK(globex->Backup(backup).status().code() == absl::StatusCode::kPermissionDenied);
-    CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
-    CHECK(testing::AllMessages(acme.get(), "acme-only").size() == 2);
-    CHECK(testing::AllMessages(acme.get(), "plans")[1].text().find("hijacked") ==
-          std::string::npos);
-    // The admin key of acme can run acme's admin RPCs.
-    REQUIRE_OK(admin->CorrectRecord(cr));
-  }
+  v1::BackupRequest backup;
+  backup.set_name("by-globex");
+  CHECK(globex->Backup(backup).status().code() == absl::StatusCode::kPermissionDenied);
+  CHECK(testing::AllMessages(acme.get(), "plans").size() == 30);
+  CHECK(testing::AllMessages(acme.get(), "acme-only").size() == 2);
+  CHECK(testing::AllMessages(acme.get(), "plans")[1].text().find("hijacked") == std::string::npos);
 }
 
 // A self-signed certificate for 127.0.0.1 made with the openssl tool.
