@@ -208,6 +208,103 @@ TEST_CASE("kill -9 while segments are being written loses none and applies none 
 namespace speakermem {
 namespace {
 
+// What the clients of one run share with the test: acknowledged ids, the
+// RPCs in flight, the next message number.
+struct Traffic {
+  std::set<std::string> acked;  // message ids whose Ingest was acknowledged
+  std::mutex acked_mu;
+  std::atomic<int> in_call{0};
+  std::atomic<bool> stop{false};
+  int next = 0;  // used by the ingest thread only
+};
+
+// A steady stream of batches of 15 the Writer can follow, each flushed so
+// short tails become eligible too; ends when stopped or the server is gone.
+void IngestUntilStopped(const std::string& addr, const std::vector<std::string>& channels,
+                        Traffic* t) {
+  client::ClientOptions o;
+  o.addr = addr;
+  o.timeout_ms = 5000;
+  auto c = client::Client::Connect(o);
+  for (int batch = 0; !t->stop.load(); ++batch) {
+    v1::IngestRequest req;
+    req.set_channel(channels[batch % channels.size()]);
+    std::vector<std::string> ids;
+    for (int i = 0; i < 15; ++i, ++t->next) {
+      auto* m = req.add_messages();
+      m->set_message_id(absl::StrCat("msg", t->next));
+      ids.push_back(m->message_id());
+      m->set_speaker(t->next % 2 ? "Bob" : "Alice");
+      m->set_text(absl::StrCat("statement ", t->next, " about the plan"));
+      m->set_timestamp_ms(1700000000000 + t->next);
+      m->set_session("s1");
+    }
+    ++t->in_call;
+    auto r = c->Ingest(req);
+    --t->in_call;
+    if (!r.ok()) break;  // the server is gone
+    {
+      std::lock_guard<std::mutex> lock(t->acked_mu);
+      t->acked.insert(ids.begin(), ids.end());
+    }
+    v1::FlushRequest f;
+    f.set_channel(req.channel());
+    (void)c->Flush(f);
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+  }
+}
+
+// Queries all the while, so RPCs are in flight at the kill.
+void QueryUntilStopped(const std::string& addr, const std::vector<std::string>& channels,
+                       Traffic* t) {
+  client::ClientOptions o;
+  o.addr = addr;
+  o.timeout_ms = 5000;
+  auto c = client::Client::Connect(o);
+  for (int i = 0; !t->stop.load(); ++i) {
+    v1::QueryRequest q;
+    q.set_channel(channels[i % channels.size()]);
+    q.set_question("What was said about the plan?");
+    ++t->in_call;
+    auto r = c->Retrieve(q);
+    --t->in_call;
+    if (!r.ok() && r.status().code() == absl::StatusCode::kUnavailable) break;
+  }
+}
+
+// After a restart: every acknowledged message is there exactly once, and
+// once derived, every message has exactly one record. Returns the number of
+// messages stored.
+size_t CheckExactlyOnce(client::Client* c, const std::vector<std::string>& channels,
+                        std::set<std::string> acked) {
+  size_t total = 0;
+  for (const auto& ch : channels) {
+    auto msgs = AllMessages(c, ch);
+    std::set<std::string> ids;
+    for (const auto& m : msgs) {
+      INFO(m.message_id());
+      CHECK(ids.insert(m.message_id()).second);  // never twice
+    }
+    total += msgs.size();
+    v1::FlushRequest f;
+    f.set_channel(ch);
+    f.set_wait(true);
+    f.set_timeout_ms(120000);
+    auto r = c->Flush(f);
+    REQUIRE_OK(r);
+    CHECK(r->cursor_seq() == r->newest_seq());
+    auto per = RecordsPerMessage(c, ch);
+    CHECK(per.size() == msgs.size());
+    for (const auto& [msg, n] : per) {
+      INFO(msg);
+      CHECK(n == 1);
+    }
+    for (const auto& id : ids) acked.erase(id);
+  }
+  CHECK(acked.empty());  // nothing acknowledged was lost
+  return total;
+}
+
 TEST_CASE("20 SIGKILLs at random moments of ingest and Writer activity lose and repeat nothing",
           "[crash][writer-service]") {
   constexpr int kKills = 20;
@@ -227,60 +324,14 @@ TEST_CASE("20 SIGKILLs at random moments of ingest and Writer activity lose and 
            {"--model.writer.provider=openai", "--model.writer.base_url=" + fake.base_url(),
             "--model.writer.max_retries=0", "--writer.workers=2", "--writer.window=10",
             "--writer.idle_flush_ms=0"});
-  std::set<std::string> acked;  // message ids whose Ingest was acknowledged
-  int next = 0, kills_with_model_calls_in_flight = 0, kills_mid_ingest = 0;
+  Traffic t;
+  int kills_with_model_calls_in_flight = 0, kills_mid_ingest = 0;
   for (int round = 0; round < kKills; ++round) {
     d.Start();
-    std::atomic<bool> stop{false};
-    std::atomic<int> in_call{0};
-    std::mutex acked_mu;
-    std::thread ingest([&] {
-      client::ClientOptions o;
-      o.addr = d.addr();
-      o.timeout_ms = 5000;
-      auto c = client::Client::Connect(o);
-      for (int batch = 0; !stop.load(); ++batch) {
-        v1::IngestRequest req;
-        req.set_channel(channels[batch % channels.size()]);
-        std::vector<std::string> ids;
-        for (int i = 0; i < 15; ++i, ++next) {
-          auto* m = req.add_messages();
-          m->set_message_id(absl::StrCat("msg", next));
-          ids.push_back(m->message_id());
-          m->set_speaker(next % 2 ? "Bob" : "Alice");
-          m->set_text(absl::StrCat("statement ", next, " about the plan"));
-          m->set_timestamp_ms(1700000000000 + next);
-          m->set_session("s1");
-        }
-        ++in_call;
-        auto r = c->Ingest(req);
-        --in_call;
-        if (!r.ok()) break;  // the server is gone
-        std::lock_guard<std::mutex> lock(acked_mu);
-        acked.insert(ids.begin(), ids.end());
-        v1::FlushRequest f;
-        f.set_channel(req.channel());
-        (void)c->Flush(f);  // short tails become eligible too
-        // A steady stream the Writer can follow, not a flood.
-        std::this_thread::sleep_for(std::chrono::milliseconds(15));
-      }
-    });
-    // Queries all the while: RPCs are in flight at the kill.
-    std::thread queries([&] {
-      client::ClientOptions o;
-      o.addr = d.addr();
-      o.timeout_ms = 5000;
-      auto c = client::Client::Connect(o);
-      for (int i = 0; !stop.load(); ++i) {
-        v1::QueryRequest q;
-        q.set_channel(channels[i % channels.size()]);
-        q.set_question("What was said about the plan?");
-        ++in_call;
-        auto r = c->Retrieve(q);
-        --in_call;
-        if (!r.ok() && r.status().code() == absl::StatusCode::kUnavailable) break;
-      }
-    });
+    t.stop = false;
+    t.in_call = 0;
+    std::thread ingest([&] { IngestUntilStopped(d.addr(), channels, &t); });
+    std::thread queries([&] { QueryUntilStopped(d.addr(), channels, &t); });
     int wait_ms;
     {
       std::lock_guard<std::mutex> lock(rng_mu);
@@ -288,10 +339,10 @@ TEST_CASE("20 SIGKILLs at random moments of ingest and Writer activity lose and 
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     kills_with_model_calls_in_flight += fake.in_flight() > 0;
-    kills_mid_ingest += in_call.load() > 0;
+    kills_mid_ingest += t.in_call.load() > 0;
     int status = d.Kill(SIGKILL);
     CHECK(WIFSIGNALED(status));
-    stop = true;
+    t.stop = true;
     ingest.join();
     queries.join();
   }
@@ -300,37 +351,10 @@ TEST_CASE("20 SIGKILLs at random moments of ingest and Writer activity lose and 
   CHECK(kills_with_model_calls_in_flight >= 5);
   CHECK(kills_mid_ingest >= 5);
   WARN("20 kills: " << kills_with_model_calls_in_flight << " with model calls in flight, "
-                    << kills_mid_ingest << " with RPCs in flight; " << acked.size()
+                    << kills_mid_ingest << " with RPCs in flight; " << t.acked.size()
                     << " messages acknowledged");
-  // The server restarts; everything acknowledged is there exactly once, and
-  // once derived, every message has exactly one record.
   d.Start();
-  size_t total = 0;
-  for (const auto& ch : channels) {
-    auto msgs = AllMessages(d.client(), ch);
-    std::set<std::string> ids;
-    for (const auto& m : msgs) {
-      INFO(m.message_id());
-      CHECK(ids.insert(m.message_id()).second);  // never twice
-    }
-    total += msgs.size();
-    v1::FlushRequest f;
-    f.set_channel(ch);
-    f.set_wait(true);
-    f.set_timeout_ms(120000);
-    auto r = d.client()->Flush(f);
-    REQUIRE_OK(r);
-    CHECK(r->cursor_seq() == r->newest_seq());
-    auto per = RecordsPerMessage(d.client(), ch);
-    CHECK(per.size() == msgs.size());
-    for (const auto& [msg, n] : per) {
-      INFO(msg);
-      CHECK(n == 1);
-    }
-    for (const auto& id : ids) acked.erase(id);
-  }
-  CHECK(acked.empty());  // nothing acknowledged was lost
-  CHECK(total >= 100);
+  CHECK(CheckExactlyOnce(d.client(), channels, t.acked) >= 100);
 }
 
 }  // namespace
