@@ -90,9 +90,9 @@ TEST_CASE("a session change closes the Writer segment", "[writer-service]") {
   CHECK(AllRecords(ts.client(), "s").size() == 10);
 }
 
-TEST_CASE("a Writer reply mixing valid and invalid actions applies only the valid ones",
-          "[writer-service][validate]") {
-  FakeModelServer fake;
+// A Writer reply of valid actions among an unknown owner, a bad layer, a
+// missing UPDATE target, a duplicate, and ten more than the budget allows.
+nlohmann::json MixedActions() {
   nlohmann::json actions = nlohmann::json::array({
       {{"action", "ADD"},
        {"owner", "Alice"},
@@ -134,6 +134,13 @@ TEST_CASE("a Writer reply mixing valid and invalid actions applies only the vali
                        {"utype", "fact"},
                        {"content", "Bob fact number " + std::to_string(i)}});
   }
+  return actions;
+}
+
+TEST_CASE("a Writer reply mixing valid and invalid actions applies only the valid ones",
+          "[writer-service][validate]") {
+  FakeModelServer fake;
+  const nlohmann::json actions = MixedActions();
   fake.Enqueue("writer",
                FakeReply{200, FakeModelServer::ChatBody(
                                   "Sure:\n" + nlohmann::json{{"actions", actions}}.dump())});
