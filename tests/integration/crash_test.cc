@@ -218,14 +218,19 @@ struct Traffic {
   int next = 0;  // used by the ingest thread only
 };
 
+// A client whose calls give up after 5 s (the server may be killed under them).
+std::unique_ptr<client::Client> ConnectWithTimeout(const std::string& addr) {
+  client::ClientOptions o;
+  o.addr = addr;
+  o.timeout_ms = 5000;
+  return client::Client::Connect(o);
+}
+
 // A steady stream of batches of 15 the Writer can follow, each flushed so
 // short tails become eligible too; ends when stopped or the server is gone.
 void IngestUntilStopped(const std::string& addr, const std::vector<std::string>& channels,
                         Traffic* t) {
-  client::ClientOptions o;
-  o.addr = addr;
-  o.timeout_ms = 5000;
-  auto c = client::Client::Connect(o);
+  auto c = ConnectWithTimeout(addr);
   for (int batch = 0; !t->stop.load(); ++batch) {
     v1::IngestRequest req;
     req.set_channel(channels[batch % channels.size()]);
@@ -257,10 +262,7 @@ void IngestUntilStopped(const std::string& addr, const std::vector<std::string>&
 // Queries all the while, so RPCs are in flight at the kill.
 void QueryUntilStopped(const std::string& addr, const std::vector<std::string>& channels,
                        Traffic* t) {
-  client::ClientOptions o;
-  o.addr = addr;
-  o.timeout_ms = 5000;
-  auto c = client::Client::Connect(o);
+  auto c = ConnectWithTimeout(addr);
   for (int i = 0; !t->stop.load(); ++i) {
     v1::QueryRequest q;
     q.set_channel(channels[i % channels.size()]);
