@@ -43,6 +43,14 @@ RecallTuner::RecallTuner(const std::vector<datasets::Conversation>* conversation
       progress_(std::move(progress)),
       objective_(objective ? std::move(objective) : MeanRecallObjective(conversations)) {}
 
+std::set<std::string> KnownEvidence(const datasets::Question& q, const std::set<std::string>& ids) {
+  std::set<std::string> known;
+  for (const auto& e : q.evidence) {
+    if (ids.count(e)) known.insert(e);
+  }
+  return known;
+}
+
 absl::StatusOr<const std::vector<QuestionScore>*> RecallTuner::Score(const Setting& setting) {
   auto it = cache_.find(setting);
   if (it != cache_.end()) return it->second.get();
@@ -52,10 +60,7 @@ absl::StatusOr<const std::vector<QuestionScore>*> RecallTuner::Score(const Setti
     std::set<std::string> ids;
     for (const auto& m : conv.messages) ids.insert(m.message_id);
     for (const auto& q : conv.questions) {
-      std::set<std::string> evidence;
-      for (const auto& e : q.evidence) {
-        if (ids.count(e)) evidence.insert(e);
-      }
+      const std::set<std::string> evidence = KnownEvidence(q, ids);
       if (evidence.empty()) continue;
       absl::StatusOr<QuestionScore> qs = score_(conv, q, evidence, setting);
       if (!qs.ok()) return qs.status();

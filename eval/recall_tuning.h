@@ -63,6 +63,10 @@ ScoreFn RecallScore(RankFn rank);
 
 // Scores settings on a fixed set of conversations, each setting once
 // (memoised). Not thread-safe.
+// The question's evidence ids that the conversation holds (`ids`: its
+// message ids); a question with none is not scored.
+std::set<std::string> KnownEvidence(const datasets::Question& q, const std::set<std::string>& ids);
+
 class RecallTuner {
  public:
   // `progress` (may be empty) is called with the number of settings scored.

@@ -354,10 +354,7 @@ absl::Status RowsStudy::DumpShown(const std::string& dump_out, const Setting& se
     std::set<std::string> ids;
     for (const auto& m : conv.messages) ids.insert(m.message_id);
     for (const auto& q : conv.questions) {
-      std::set<std::string> gold;
-      for (const auto& e : q.evidence) {
-        if (ids.count(e)) gold.insert(e);
-      }
+      const std::set<std::string> gold = eval::KnownEvidence(q, ids);
       if (gold.empty()) continue;
       if (auto sc = Score(conv, q, gold, setting); !sc.ok() && result.ok()) result = sc.status();
     }
