@@ -256,7 +256,14 @@ absl::StatusOr<Record> RocksStore::GetRecord(const ChannelRef& ch, const std::st
 
 absl::StatusOr<std::vector<Record>> RocksStore::ListRecords(const ChannelRef& ch,
                                                             const RecordQuery& q) {
-  return ReadRecords(ch, q, nullptr);
+  // One snapshot for every layer's column family: with an iterator each at
+  // its own instant, a segment applied during the scan showed its profile
+  // records without its core ones, and a reader that continues after the
+  // newest id it saw (the query path's record index) lost those for good.
+  const rocksdb::Snapshot* snap = db_->GetSnapshot();
+  absl::StatusOr<std::vector<Record>> out = ReadRecords(ch, q, snap);
+  db_->ReleaseSnapshot(snap);
+  return out;
 }
 
 absl::StatusOr<std::vector<Record>> RocksStore::ReadRecords(const ChannelRef& ch,

@@ -144,7 +144,8 @@ class Store {
   virtual absl::Status ReplaceDerived(const ChannelRef& channel, const std::vector<Record>& records,
                                       const WriterState& state) = 0;
 
-  // Records in record-id (creation) order after query.after_id, filtered.
+  // Records in record-id (creation) order after query.after_id, filtered;
+  // every layer read as of one instant (a segment's records all or none).
   virtual absl::StatusOr<std::vector<Record>> ListRecords(const ChannelRef& channel,
                                                           const RecordQuery& query) = 0;
 
