@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status_macros.h"
+#include "recordindex/channel_indexes.h"
 #include "retrieval/bm25_index.h"
 #include "storage/record_id.h"
 
@@ -38,8 +39,10 @@ Memory::Memory(const MemoryOptions& options, Clock* clock, std::unique_ptr<stora
       lexical_(std::make_unique<retrieval::LexicalIndex>()),
       vectors_(std::make_unique<retrieval::VectorIndex>(options.vectors)),
       stages_(std::move(stages)),
-      pipeline_(std::make_unique<retrieval::QueryPipeline>(
-          store_.get(), lexical_.get(), vectors_.get(), &stages_, options.recall, options.rows)) {}
+      indexes_(std::make_unique<recordindex::ChannelIndexes>(store_.get())),
+      pipeline_(std::make_unique<retrieval::QueryPipeline>(store_.get(), lexical_.get(),
+                                                           vectors_.get(), &stages_, options.recall,
+                                                           options.rows, indexes_.get())) {}
 
 Memory::~Memory() {
   if (writer_) writer_->Stop();
@@ -88,7 +91,7 @@ absl::StatusOr<std::unique_ptr<Memory>> Memory::Open(const MemoryOptions& option
   std::error_code ec;
   std::filesystem::create_directories(wo.scratch_dir, ec);
   memory->writer_ = writer::WriterService::Create(memory->store_.get(), std::move(writer_model), wo,
-                                                  clock, registry);
+                                                  clock, registry, memory->indexes_.get());
   retrieval::QueryPipeline* pipeline = memory->pipeline_.get();
   memory->embedder_ = std::make_unique<Embedder>(
       memory->store_.get(), memory->stages_.embed.get(), memory->vectors_.get(), registry,

@@ -33,6 +33,9 @@
 namespace speakermem::retrieval {
 class LexicalIndex;
 }
+namespace speakermem::recordindex {
+class ChannelIndexes;
+}
 
 namespace speakermem::engine {
 
@@ -285,6 +288,8 @@ class Memory {
   const std::unique_ptr<retrieval::LexicalIndex> lexical_;
   const std::unique_ptr<retrieval::VectorIndex> vectors_;
   const retrieval::QueryStages stages_;
+  // One record index per channel, shared by the Writer and the query path.
+  const std::unique_ptr<recordindex::ChannelIndexes> indexes_;
   const std::unique_ptr<retrieval::QueryPipeline> pipeline_;
   std::unique_ptr<writer::WriterService> writer_;  // set once by Open
   std::unique_ptr<Embedder> embedder_;             // set once by Open

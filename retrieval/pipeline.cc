@@ -43,13 +43,19 @@ LexicalParams RecallParams::DefaultLexicalParams() {
 
 QueryPipeline::QueryPipeline(storage::Store* store, const LexicalIndex* lexical,
                              const VectorIndex* vectors, const QueryStages* stages,
-                             RecallParams recall, RowParams rows)
+                             RecallParams recall, RowParams rows,
+                             recordindex::ChannelIndexes* indexes)
     : store_(store),
       lexical_(lexical),
       vectors_(vectors),
       stages_(stages),
       recall_(recall),
-      rows_(rows) {}
+      rows_(rows),
+      own_indexes_(indexes == nullptr ? std::make_unique<recordindex::ChannelIndexes>(store)
+                                      : nullptr),
+      indexes_(indexes == nullptr ? own_indexes_.get() : indexes) {}
+
+QueryPipeline::~QueryPipeline() = default;
 
 void QueryPipeline::AddRecordVector(const storage::ChannelRef& channel,
                                     const std::string& record_id, std::vector<float> v) {
@@ -64,12 +70,10 @@ bool QueryPipeline::KnowsRecordVector(const storage::ChannelRef& channel,
 }
 
 void QueryPipeline::Forget(const storage::ChannelRef& channel) {
+  indexes_->Forget(channel);
   std::lock_guard<std::mutex> lock(cache_mu_);
-  snapshots_.erase(channel);
   auto it = record_vectors_.lower_bound({channel, std::string()});
   while (it != record_vectors_.end() && it->first.first == channel) it = record_vectors_.erase(it);
-  // A build that began before now must not store what it read.
-  min_ticket_[channel] = ++build_ticket_;
 }
 
 void QueryPipeline::Warm(const storage::ChannelRef& channel) {

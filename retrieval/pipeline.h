@@ -22,6 +22,11 @@
 #include "retrieval/vector_index.h"
 #include "storage/store.h"
 
+namespace speakermem::recordindex {
+class ChannelIndexes;
+class IndexView;
+}  // namespace speakermem::recordindex
+
 namespace speakermem::retrieval {
 
 // Per-request budgets; defaults are the paper's main configuration.
@@ -141,17 +146,14 @@ struct PipelineResult {
   std::string evidence_pack;
 };
 
-namespace internal {
-struct RecordSnapshot;
-struct ChannelRecords;
-class RecordsView;
-}  // namespace internal
-
 // Safe for concurrent use. All collaborators must outlive it.
 class QueryPipeline {
  public:
+  // `indexes`: the record indexes shared with the Writer (null: its own).
   QueryPipeline(storage::Store* store, const LexicalIndex* lexical, const VectorIndex* vectors,
-                const QueryStages* stages, RecallParams recall = {}, RowParams rows = {});
+                const QueryStages* stages, RecallParams recall = {}, RowParams rows = {},
+                recordindex::ChannelIndexes* indexes = nullptr);
+  ~QueryPipeline();
 
   // NOT_FOUND for an unknown channel; INVALID_ARGUMENT for an empty question.
   absl::StatusOr<PipelineResult> Run(const PipelineRequest& request);
@@ -206,20 +208,14 @@ class QueryPipeline {
   absl::Status ComposeAndAnswer(QueryState* st);
 
   // A channel's records with their tokens and indexes, brought up to date
-  // and held for reading (channel_records.cc, pipeline_internal.h).
-  using RecordSnapshot = internal::RecordSnapshot;
-  using RecordsView = internal::RecordsView;
-  absl::StatusOr<RecordsView> Records(const storage::ChannelRef& ch, StageCall* call);
-  // The parts of Records: what was appended since `prev` (none: read all),
-  // the records' vectors, their indexes, and the chain links of new ones.
-  absl::StatusOr<std::optional<std::vector<storage::Record>>> NewerRecords(
-      const storage::ChannelRef& ch, const RecordSnapshot& prev, const storage::WriterState& state);
+  // and held for reading (recordindex/, shared with the Writer; vectors
+  // attached in channel_records.cc).
+  absl::StatusOr<recordindex::IndexView> Records(const storage::ChannelRef& ch, StageCall* call);
+  // The records' vectors: known ones from the cache, the others embedded.
   absl::Status AttachVectors(const storage::ChannelRef& ch,
                              const std::vector<storage::Record>& records,
                              std::vector<std::shared_ptr<const std::vector<float>>>* out,
                              StageCall* call);
-  static void IndexRecords(size_t first_new, RecordSnapshot* snap);
-  static void ApplyChainLinks(size_t first_new, RecordSnapshot* snap);
 
   storage::Store* const store_;
   const LexicalIndex* const lexical_;
@@ -228,12 +224,12 @@ class QueryPipeline {
   const RecallParams recall_;
   const RowParams rows_;
 
-  std::atomic<uint64_t> build_ticket_{0};
+  // The record indexes shared with the Writer, or this pipeline's own.
+  std::unique_ptr<recordindex::ChannelIndexes> own_indexes_;
+  recordindex::ChannelIndexes* const indexes_;
   std::mutex cache_mu_;
   std::map<std::pair<storage::ChannelRef, std::string>, std::shared_ptr<const std::vector<float>>>
       record_vectors_;
-  std::map<storage::ChannelRef, std::shared_ptr<internal::ChannelRecords>> snapshots_;
-  std::map<storage::ChannelRef, uint64_t> min_ticket_;  // set by Forget
 };
 
 }  // namespace speakermem::retrieval

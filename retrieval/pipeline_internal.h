@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "recordindex/channel_indexes.h"
 #include "retrieval/pipeline.h"
 
 namespace speakermem::retrieval::internal {
@@ -68,46 +69,10 @@ inline std::vector<uint32_t> NonZero(const std::vector<float>& v) {
   return nz;
 }
 
-// A channel's records with their stemmed tokens, valid while the
-// channel's record counter is unchanged (every write of records bumps it).
-struct RecordSnapshot {
-  uint64_t next_record = 0;
-  std::vector<storage::Record> records;
-  std::vector<std::vector<std::string>> tokens;  // stemmed, per record
-  std::vector<std::vector<uint32_t>> token_ids;  // the same, interned, ascending
-  std::unordered_map<std::string, uint32_t> token_id;
-  std::vector<std::shared_ptr<const std::vector<float>>> vectors;  // per record
-  std::map<std::string, size_t> by_id;
-  std::map<std::string, std::vector<size_t>> heads_by_owner;   // active only
-  std::map<std::string, std::vector<size_t>> heads_by_source;  // active only
-  std::map<std::string, std::vector<size_t>> nodes_by_owner;   // every record
-  // Stemmed token -> every record containing it (full tense).
-  std::unordered_map<std::string, std::vector<size_t>> node_postings;
-  // Stemmed token -> active heads containing it (for candidate selection).
-  std::unordered_map<std::string, std::vector<size_t>> postings;
-};
-
-// A channel's record index, updated in place (channel_records.cc).
-struct ChannelRecords {
-  std::mutex refresh_mu;  // one refresher at a time; it alone writes `snap`
-  std::shared_mutex mu;   // shared: queries reading; exclusive: appending
-  uint64_t ticket = 0;    // the build's order (QueryPipeline::Forget)
-  RecordSnapshot snap;
-};
-
-// A query's hold on a channel's record index: it stays alive and unchanged
-// while the view lives.
-class RecordsView {
- public:
-  explicit RecordsView(std::shared_ptr<ChannelRecords> index)
-      : index_(std::move(index)), lock_(index_->mu) {}
-  const RecordSnapshot& operator*() const { return index_->snap; }
-  const RecordSnapshot* operator->() const { return &index_->snap; }
-
- private:
-  std::shared_ptr<ChannelRecords> index_;
-  std::shared_lock<std::shared_mutex> lock_;
-};
+// A channel's records indexed (recordindex/, shared with the Writer), and a
+// query's hold on them.
+using RecordSnapshot = recordindex::RecordIndex;
+using RecordsView = recordindex::IndexView;
 
 }  // namespace speakermem::retrieval::internal
 

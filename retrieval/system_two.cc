@@ -1,5 +1,5 @@
 // System 2 rows of the query pipeline (DESIGN 3, step 4), cut from the
-// channel's record index (channel_records.cc).
+// channel's record index (recordindex/, shared with the Writer).
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -24,6 +24,7 @@ using internal::Trace;
 namespace {
 
 using internal::RecordSnapshot;
+using internal::RecordsView;
 
 // Candidates: heads sharing a word with the issue, plus each bucket's most
 // recent heads (so a purely semantic match among recent state still

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "text/tokenizer.h"
 
 namespace speakermem::text {
@@ -79,6 +80,21 @@ uint64_t Fnv1a64(absl::string_view s, uint64_t seed) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+std::string NormalizeContent(absl::string_view content) {
+  std::string out;
+  bool space = false;
+  for (unsigned char c : content) {
+    if (absl::ascii_isalnum(c) || c >= 0x80) {
+      if (space && !out.empty()) out.push_back(' ');
+      out.push_back(static_cast<char>(absl::ascii_tolower(c)));
+      space = false;
+    } else {
+      space = true;
+    }
+  }
+  return out;
 }
 
 }  // namespace speakermem::text

@@ -26,6 +26,10 @@ std::vector<std::string> StemmedTokens(absl::string_view text);
 // `haystack`, or -1.
 int FindTokenRun(const std::vector<std::string>& haystack, const std::vector<std::string>& needle);
 
+// Lower case, letters and digits (and any non-ASCII) only, words separated
+// by single spaces: the form in which two records' contents are "the same".
+std::string NormalizeContent(absl::string_view content);
+
 // 64-bit FNV-1a, for feature hashing.
 uint64_t Fnv1a64(absl::string_view s, uint64_t seed = 0);
 

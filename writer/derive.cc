@@ -7,9 +7,9 @@
 
 namespace speakermem::writer {
 
-Derivation DeriveSegment(storage::Store* store, const storage::ChannelRef& ch, const Segment& seg,
-                         const HeadCache& heads, WriterModel* model, const WriterOptions& options,
-                         const DeriveHooks& hooks, bool trace) {
+Derivation DeriveSegment(storage::Store* store, recordindex::ChannelIndexes* indexes,
+                         const storage::ChannelRef& ch, const Segment& seg, WriterModel* model,
+                         const WriterOptions& options, const DeriveHooks& hooks, bool trace) {
   Derivation d;
   ValidationContext* ctx = &d.ctx;
   absl::StatusOr<std::vector<storage::RosterEntry>> roster = store->GetRoster(ch);
@@ -18,8 +18,6 @@ Derivation DeriveSegment(storage::Store* store, const storage::ChannelRef& ch, c
     return d;
   }
   for (const auto& e : *roster) ctx->roster.push_back(WriterRosterMember{e.speaker_id, e.aliases});
-  ctx->records_ref = &heads.heads;
-  ctx->state_keys = &heads.keys;
   ctx->lookup = [store, ch](const std::string& id) -> std::optional<storage::Record> {
     absl::StatusOr<storage::Record> r = store->GetRecord(ch, id);
     if (!r.ok()) return std::nullopt;
@@ -29,7 +27,14 @@ Derivation DeriveSegment(storage::Store* store, const storage::ChannelRef& ch, c
 
   WriterInput in;
   in.roster = ctx->roster;
-  in.heads = BoundHeads(*ctx, seg, &heads, options);
+  {
+    absl::StatusOr<recordindex::IndexView> view = indexes->Current(ch);
+    if (!view.ok()) {
+      d.report = view.status();
+      return d;
+    }
+    in.heads = BoundHeads(*ctx, seg, &**view, options);
+  }
   in.max_actions = ctx->max_actions;
   in.messages = ToWriterMessages(store, ch, seg.messages);
   absl::Status last = absl::UnknownError("no attempt");
@@ -47,7 +52,14 @@ Derivation DeriveSegment(storage::Store* store, const storage::ChannelRef& ch, c
       d.trace.json_valid = out->parse_error.empty();
     }
     if (out.ok() && out->parse_error.empty()) {
+      absl::StatusOr<recordindex::IndexView> view = indexes->Current(ch);
+      if (!view.ok()) {
+        d.report = view.status();
+        return d;
+      }
+      ctx->index = &**view;
       d.report = ValidateActions(out->actions, *ctx);
+      ctx->index = nullptr;
       return d;
     }
     if (out.ok()) {

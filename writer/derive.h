@@ -13,9 +13,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "recordindex/channel_indexes.h"
 #include "storage/store.h"
 #include "storage/types.h"
-#include "writer/head_cache.h"
+#include "writer/bound_heads.h"
 #include "writer/segmenter.h"
 #include "writer/transition_json.h"
 #include "writer/validate.h"
@@ -36,8 +37,8 @@ struct Derivation {
   // The validated actions; otherwise why the model kept failing (CANCELLED:
   // the backoff hook gave up).
   absl::StatusOr<ValidationReport> report = absl::UnknownError("not derived");
-  // Roster, heads and lookups the actions were validated against (its
-  // record pointers point into the HeadCache the derivation was given).
+  // The roster and lookups the actions were validated against (without
+  // the index: that was read under a view held only while validating).
   ValidationContext ctx;
   uint32_t attempts = 0;
   uint32_t invalid_json = 0;  // attempts whose output was not the actions' JSON
@@ -45,12 +46,13 @@ struct Derivation {
 };
 
 // The model's validated actions for `seg` of `ch`: the roster read from
-// `store`, the heads shown bounded from `heads` (which must hold the
-// channel's current heads: HeadCache::Refresh), up to options.max_attempts
-// attempts with options.retry_backoff_ms doubling between them.
-Derivation DeriveSegment(storage::Store* store, const storage::ChannelRef& ch, const Segment& seg,
-                         const HeadCache& heads, WriterModel* model, const WriterOptions& options,
-                         const DeriveHooks& hooks, bool trace);
+// `store`, the heads shown bounded from the channel's record index in
+// `indexes` (over `store`), up to options.max_attempts attempts with
+// options.retry_backoff_ms doubling between them. The index is held only to
+// choose the heads and to validate, not during the model's calls.
+Derivation DeriveSegment(storage::Store* store, recordindex::ChannelIndexes* indexes,
+                         const storage::ChannelRef& ch, const Segment& seg, WriterModel* model,
+                         const WriterOptions& options, const DeriveHooks& hooks, bool trace);
 
 // What applying `d` to the channel at `state` writes: its records
 // (BuildApply), or, when the model kept failing, the segment parked with the

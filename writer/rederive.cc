@@ -43,7 +43,7 @@ absl::StatusOr<storage::WriterState> DeriveAll(storage::Store* scratch, const Re
                                                const SegmentRunner& run_segment,
                                                const std::function<bool()>& stopping) {
   const ChannelRef& ch = job.channel;
-  HeadCache heads;
+  recordindex::ChannelIndexes indexes(scratch);
   for (;;) {
     if (stopping()) return absl::UnavailableError("the Writer is stopping");
     if (std::chrono::steady_clock::now() >= job.deadline) {
@@ -54,7 +54,7 @@ absl::StatusOr<storage::WriterState> DeriveAll(storage::Store* scratch, const Re
     absl::StatusOr<std::optional<Segment>> seg = NextSegment(scratch, ch, *state, job.window);
     if (!seg.ok()) return seg.status();
     if (!seg->has_value()) return state;
-    if (!run_segment(scratch, &heads, *state, **seg)) {
+    if (!run_segment(scratch, &indexes, *state, **seg)) {
       return absl::UnavailableError("re-derivation stopped");
     }
     absl::StatusOr<std::vector<storage::ParkedSegment>> parked = scratch->ListParked(ch);

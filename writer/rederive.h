@@ -13,9 +13,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "recordindex/channel_indexes.h"
 #include "storage/store.h"
 #include "storage/types.h"
-#include "writer/head_cache.h"
 #include "writer/segmenter.h"
 
 namespace speakermem::writer {
@@ -29,10 +29,11 @@ struct RederiveJob {
   std::chrono::steady_clock::time_point deadline;
 };
 
-// Derives and applies one segment of the scratch store with its head cache
-// (WriterService::RunSegment); false to stop.
-using SegmentRunner = std::function<bool(storage::Store* scratch, HeadCache* heads,
-                                         const storage::WriterState& state, const Segment& seg)>;
+// Derives and applies one segment of the scratch store with the scratch
+// store's record indexes (WriterService::RunSegment); false to stop.
+using SegmentRunner =
+    std::function<bool(storage::Store* scratch, recordindex::ChannelIndexes* indexes,
+                       const storage::WriterState& state, const Segment& seg)>;
 
 // Runs the re-derivation; the channel's new Writer state. `stopping` is
 // polled between segments (UNAVAILABLE when it says so); past the deadline,

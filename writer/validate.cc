@@ -36,25 +36,17 @@ std::string ResolveMember(const std::string& name, const std::vector<WriterRoste
 
 }  // namespace
 
-std::string NormalizeContent(const std::string& content) {
-  std::string out;
-  bool space = false;
-  for (unsigned char c : content) {
-    if (absl::ascii_isalnum(c) || c >= 0x80) {
-      if (space && !out.empty()) out.push_back(' ');
-      out.push_back(static_cast<char>(absl::ascii_tolower(c)));
-      space = false;
-    } else {
-      space = true;
-    }
-  }
-  return out;
+std::string NormalizeContent(const std::string& content) { return text::NormalizeContent(content); }
+
+const storage::Record* ValidationContext::Find(const std::string& id) const {
+  if (index != nullptr) return index->Find(id);
+  auto it = records.find(id);
+  return it == records.end() ? nullptr : &it->second;
 }
 
 ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
                                  const ValidationContext& ctx) {
   ValidationReport rep;
-  const auto& heads = ctx.heads();
   // Current contents of the (owner, layer) pairs the ADDs touch, for
   // duplicates against the state (normalising only those heads).
   std::set<std::pair<std::string, std::string>> touched;
@@ -67,14 +59,14 @@ ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
     }
   }
   std::set<std::tuple<std::string, std::string, std::string>> own_state;
-  if (ctx.state_keys == nullptr) {
-    for (const auto& [id, r] : heads) {
+  if (ctx.index == nullptr) {
+    for (const auto& [id, r] : ctx.records) {
       if (r.active() && touched.count({r.owner, r.layer})) {
         own_state.emplace(r.owner, r.layer, NormalizeContent(r.content));
       }
     }
   }
-  const auto& state = ctx.state_keys != nullptr ? *ctx.state_keys : own_state;
+  const auto& state = ctx.index != nullptr ? ctx.index->head_keys : own_state;
   std::set<std::tuple<std::string, std::string, std::string>> batch;
   std::set<std::string> updated;
   size_t applied = 0;
@@ -105,14 +97,14 @@ ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
     WriterAction out = a;
     out.content = content;
     if (a.type == WriterAction::Type::kUpdate) {
-      auto it = heads.find(a.entry_id);
+      const storage::Record* known = ctx.Find(a.entry_id);
       std::optional<storage::Record> found;
-      if (it == heads.end() && ctx.lookup) found = ctx.lookup(a.entry_id);
-      if (it == heads.end() && !found) {
+      if (known == nullptr && ctx.lookup) found = ctx.lookup(a.entry_id);
+      if (known == nullptr && !found) {
         reject("missing_entry");
         continue;
       }
-      const storage::Record& head = it != heads.end() ? it->second : *found;
+      const storage::Record& head = known != nullptr ? *known : *found;
       if (!head.active() || updated.count(head.record_id)) {
         reject("entry_not_active");
         continue;

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "recordindex/record_index.h"
 #include "storage/types.h"
 #include "writer/writer_model.h"
 
@@ -33,16 +34,13 @@ struct ValidationContext {
   // The channel's current heads by id (superseded records may be present
   // too; they are treated as not active).
   std::map<std::string, storage::Record> records;
-  // When set, used instead of `records` (lets the Writer share its cache
-  // without a copy per segment).
-  const std::map<std::string, storage::Record>* records_ref = nullptr;
-  const std::map<std::string, storage::Record>& heads() const {
-    return records_ref != nullptr ? *records_ref : records;
-  }
-  // When set: (owner, layer, NormalizeContent(content)) of every active head,
-  // kept by the caller (saves normalising every head per segment).
-  const std::set<std::tuple<std::string, std::string, std::string>>* state_keys = nullptr;
-  // Optional: finds a record missing from `records` (to tell an UPDATE of a
+  // When set, used instead of `records`: the channel's record index (its
+  // heads, and their duplicate keys kept with them), read under the caller's
+  // IndexView.
+  const recordindex::RecordIndex* index = nullptr;
+  // The record with this id in `index` or `records`, or null.
+  const storage::Record* Find(const std::string& id) const;
+  // Optional: finds a record missing from `records` / `index` (to tell an UPDATE of a
   // superseded record from one of an unknown id).
   std::function<std::optional<storage::Record>(const std::string&)> lookup;
   size_t max_actions = 8;

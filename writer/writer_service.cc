@@ -15,7 +15,6 @@
 #include "storage/store.h"
 #include "writer/correction.h"
 #include "writer/derive.h"
-#include "writer/head_cache.h"
 #include "writer/rederive.h"
 #include "writer/segmenter.h"
 #include "writer/transition_json.h"
@@ -43,8 +42,12 @@ struct ChannelWork {
 class WriterServiceImpl final : public WriterService {
  public:
   WriterServiceImpl(storage::Store* store, std::unique_ptr<WriterModel> model,
-                    const WriterOptions& options, Clock* clock, metrics::Registry* registry)
+                    const WriterOptions& options, Clock* clock, metrics::Registry* registry,
+                    recordindex::ChannelIndexes* indexes)
       : store_(store),
+        own_indexes_(indexes == nullptr ? std::make_unique<recordindex::ChannelIndexes>(store)
+                                        : nullptr),
+        indexes_(indexes == nullptr ? own_indexes_.get() : indexes),
         model_(std::move(model)),
         options_(options),
         clock_(clock),
@@ -75,21 +78,15 @@ class WriterServiceImpl final : public WriterService {
   void EnqueueLocked(const ChannelRef& ch, ChannelWork* w);
   void ProcessChannel(const ChannelRef& ch);
   // Derives one segment of `store` (the live store, or a re-derivation's
-  // scratch store) with the channel's `heads` there, applies it and folds
-  // it into `heads`; returns false to stop processing the channel.
-  bool RunSegment(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
+  // scratch store) with the record indexes over it, applies it and folds it
+  // into the channel's index; returns false to stop processing the channel.
+  bool RunSegment(storage::Store* store, recordindex::ChannelIndexes* indexes, const ChannelRef& ch,
                   const storage::WriterState& state, const Segment& seg);
   void RetryParked(const ChannelRef& ch);
-  // The live store's head cache of the channel. Only the map is guarded:
-  // one segment per channel is in flight, and Exclusive drops an entry only
-  // while none is, so the entry is not used by two threads at once
-  // (std::map nodes do not move).
-  HeadCache* LiveHeads(const ChannelRef& ch);
-  // DeriveSegment with `heads` brought up to date, this service's model,
-  // options, backoff (ended by Stop) and usage listener; counts invalid
-  // output.
-  Derivation Derive(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
-                    const Segment& seg, bool trace);
+  // DeriveSegment with this service's model, options, backoff (ended by
+  // Stop) and usage listener; counts invalid output.
+  Derivation Derive(storage::Store* store, recordindex::ChannelIndexes* indexes,
+                    const ChannelRef& ch, const Segment& seg, bool trace);
   void Applied(const ChannelRef& ch, uint64_t cursor);
   bool stopping() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -97,6 +94,9 @@ class WriterServiceImpl final : public WriterService {
   }
 
   storage::Store* const store_;
+  // The channels' record indexes, shared with the query path, or its own.
+  const std::unique_ptr<recordindex::ChannelIndexes> own_indexes_;
+  recordindex::ChannelIndexes* const indexes_;
   const std::unique_ptr<WriterModel> model_;
   const WriterOptions options_;
   Clock* const clock_;
@@ -110,11 +110,9 @@ class WriterServiceImpl final : public WriterService {
   std::condition_variable done_cv_;             // a cursor moved
   std::condition_variable stop_cv_;             // stopping_ (the sweeper's and backoff sleeps)
   std::map<ChannelRef, ChannelWork> channels_;  // guarded by mu_
-  std::mutex heads_mu_;
-  std::map<ChannelRef, HeadCache> heads_;  // the map guarded by heads_mu_ (see LiveHeads)
-  std::deque<ChannelRef> queue_;           // guarded by mu_
-  bool started_ = false;                   // guarded by mu_
-  bool stopping_ = false;                  // guarded by mu_
+  std::deque<ChannelRef> queue_;                // guarded by mu_
+  bool started_ = false;                        // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
   std::vector<std::thread> workers_;
   std::thread sweeper_;
 };
@@ -337,25 +335,13 @@ void WriterServiceImpl::ProcessChannel(const ChannelRef& ch) {
       metrics_.Segment("deferred");
       return;
     }
-    if (!RunSegment(store_, LiveHeads(ch), ch, *state, **seg)) return;
+    if (!RunSegment(store_, indexes_, ch, *state, **seg)) return;
   }
   if (!stopping()) RetryParked(ch);
 }
 
-HeadCache* WriterServiceImpl::LiveHeads(const ChannelRef& ch) {
-  std::lock_guard<std::mutex> lock(heads_mu_);
-  return &heads_[ch];
-}
-
-Derivation WriterServiceImpl::Derive(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
-                                     const Segment& seg, bool trace) {
-  absl::StatusOr<storage::WriterState> state = store->GetWriterState(ch);
-  absl::Status fresh = state.ok() ? heads->Refresh(store, ch, state->next_record) : state.status();
-  if (!fresh.ok()) {
-    Derivation d;
-    d.report = fresh;
-    return d;
-  }
+Derivation WriterServiceImpl::Derive(storage::Store* store, recordindex::ChannelIndexes* indexes,
+                                     const ChannelRef& ch, const Segment& seg, bool trace) {
   DeriveHooks hooks;
   hooks.backoff = [this](std::chrono::milliseconds wait) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -364,16 +350,17 @@ Derivation WriterServiceImpl::Derive(storage::Store* store, HeadCache* heads, co
   if (usage_listener_ && store == store_) {
     hooks.usage = [this, &ch](uint64_t tokens) { usage_listener_(ch, tokens); };
   }
-  Derivation d = DeriveSegment(store, ch, seg, *heads, model_.get(), options_, hooks, trace);
+  Derivation d = DeriveSegment(store, indexes, ch, seg, model_.get(), options_, hooks, trace);
   for (uint32_t i = 0; i < d.invalid_json; ++i) metrics_.Rejected("invalid_json");
   return d;
 }
 
-bool WriterServiceImpl::RunSegment(storage::Store* store, HeadCache* heads, const ChannelRef& ch,
-                                   const storage::WriterState& state, const Segment& seg) {
+bool WriterServiceImpl::RunSegment(storage::Store* store, recordindex::ChannelIndexes* indexes,
+                                   const ChannelRef& ch, const storage::WriterState& state,
+                                   const Segment& seg) {
   auto start = std::chrono::steady_clock::now();
   const bool capture = options_.capture_trajectories && store == store_;
-  const Derivation d = Derive(store, heads, ch, seg, capture);
+  const Derivation d = Derive(store, indexes, ch, seg, capture);
   const absl::StatusOr<ValidationReport>& report = d.report;
   if (absl::IsCancelled(report.status())) return false;  // stopping: stays pending
   std::string outcome;
@@ -387,7 +374,7 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, HeadCache* heads, cons
   if (s.ok() && store == store_ && listener_ && !apply.new_records.empty()) {
     listener_(ch, apply.new_records);
   }
-  if (s.ok()) heads->Fold(apply, state.next_record);
+  if (s.ok()) indexes->Fold(ch, apply, state.next_record);
   if (!s.ok()) {
     LOG_ERROR("writer apply failed").Str("channel", ch.channel).Str("error", s.message());
     return false;
@@ -434,7 +421,7 @@ void WriterServiceImpl::RetryParked(const ChannelRef& ch) {
     Segment seg{std::move(page->messages)};
     absl::StatusOr<storage::WriterState> state = store_->GetWriterState(ch);
     if (!state.ok()) return;
-    const Derivation d = Derive(store_, LiveHeads(ch), ch, seg, /*trace=*/false);
+    const Derivation d = Derive(store_, indexes_, ch, seg, /*trace=*/false);
     if (absl::IsCancelled(d.report.status())) return;
     storage::SegmentApply apply = ApplyFor(d, seg, *state, clock_->NowMs(), nullptr);
     if (d.report.ok()) {
@@ -513,10 +500,14 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
   RederiveJob job{store_, ch, *info, dir, options_.window, deadline};
   absl::StatusOr<storage::WriterState> result = RederiveInScratch(
       job,
-      [this, &ch](storage::Store* scratch, HeadCache* heads, const storage::WriterState& state,
-                  const Segment& seg) { return RunSegment(scratch, heads, ch, state, seg); },
+      [this, &ch](storage::Store* scratch, recordindex::ChannelIndexes* indexes,
+                  const storage::WriterState& state,
+                  const Segment& seg) { return RunSegment(scratch, indexes, ch, state, seg); },
       [this] { return stopping(); });
-  if (result.ok()) Applied(ch, result->cursor_seq);
+  if (result.ok()) {
+    indexes_->Forget(ch);  // every record replaced
+    Applied(ch, result->cursor_seq);
+  }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   release();
@@ -528,8 +519,10 @@ absl::StatusOr<storage::WriterState> WriterServiceImpl::Rederive(
 std::unique_ptr<WriterService> WriterService::Create(storage::Store* store,
                                                      std::unique_ptr<WriterModel> model,
                                                      const WriterOptions& options, Clock* clock,
-                                                     metrics::Registry* registry) {
-  return std::make_unique<WriterServiceImpl>(store, std::move(model), options, clock, registry);
+                                                     metrics::Registry* registry,
+                                                     recordindex::ChannelIndexes* indexes) {
+  return std::make_unique<WriterServiceImpl>(store, std::move(model), options, clock, registry,
+                                             indexes);
 }
 
 absl::Status WriterServiceImpl::Exclusive(const ChannelRef& ch, std::chrono::milliseconds timeout,
@@ -548,10 +541,7 @@ absl::Status WriterServiceImpl::Exclusive(const ChannelRef& ch, std::chrono::mil
     }
   }
   absl::Status s = fn();
-  {
-    std::lock_guard<std::mutex> lock(heads_mu_);
-    heads_.erase(ch);
-  }
+  indexes_->Forget(ch);  // derived data edited under it: read it again
   std::lock_guard<std::mutex> lock(mu_);
   ChannelWork& w = channels_[ch];
   --w.held;

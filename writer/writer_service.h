@@ -21,6 +21,9 @@
 namespace speakermem::storage {
 class Store;
 }
+namespace speakermem::recordindex {
+class ChannelIndexes;
+}
 
 namespace speakermem::writer {
 
@@ -61,10 +64,13 @@ struct WriterOptions {
 class WriterService {
  public:
   // `store` and `clock` must outlive the service; `registry` may be null.
+  // `indexes`: the channels' record indexes, shared with the query path
+  // (null: the service keeps its own). Must outlive the service.
   static std::unique_ptr<WriterService> Create(storage::Store* store,
                                                std::unique_ptr<WriterModel> model,
                                                const WriterOptions& options, Clock* clock,
-                                               metrics::Registry* registry);
+                                               metrics::Registry* registry,
+                                               recordindex::ChannelIndexes* indexes = nullptr);
   virtual ~WriterService() = default;
 
   // Called (on a Writer thread) with the records each applied segment or

@@ -1,6 +1,6 @@
 // The derivation of one segment (writer/derive.h) on a real store, without
 // the Writer's threads: the offline Writer's records applied and folded into
-// the head cache, an UPDATE against a head of an earlier segment, and a model
+// the channel's record index, an UPDATE against a head of an earlier segment, and a model
 // that keeps failing (parked, attempts and backoff) or is stopped.
 #include "writer/derive.h"
 
@@ -24,6 +24,7 @@ class Channel {
     auto store = storage::Store::Open(so);
     REQUIRE(store.ok());
     store_ = std::move(*store);
+    indexes_ = std::make_unique<recordindex::ChannelIndexes>(store_.get());
   }
 
   // Appends messages (speaker, text) and returns them as one segment.
@@ -49,19 +50,18 @@ class Channel {
   }
 
   Derivation Derive(const Segment& seg, WriterModel* model, const DeriveHooks& hooks) {
-    REQUIRE(heads_.Refresh(store_.get(), ch_, State().next_record).ok());
-    return DeriveSegment(store_.get(), ch_, seg, heads_, model, options_, hooks, false);
+    return DeriveSegment(store_.get(), indexes_.get(), ch_, seg, model, options_, hooks, false);
   }
 
   // Derives `seg` with `model` and applies it, as a Writer worker would.
   Derivation DeriveAndApply(const Segment& seg, WriterModel* model, std::string* outcome,
                             const DeriveHooks& hooks = {}) {
     const storage::WriterState st = State();
-    REQUIRE(heads_.Refresh(store_.get(), ch_, st.next_record).ok());
-    Derivation d = DeriveSegment(store_.get(), ch_, seg, heads_, model, options_, hooks, true);
+    Derivation d =
+        DeriveSegment(store_.get(), indexes_.get(), ch_, seg, model, options_, hooks, true);
     storage::SegmentApply apply = ApplyFor(d, seg, st, 5000, outcome);
     REQUIRE(store_->ApplySegment(ch_, apply).ok());
-    heads_.Fold(apply, st.next_record);
+    indexes_->Fold(ch_, apply, st.next_record);
     return d;
   }
 
@@ -77,8 +77,16 @@ class Channel {
   storage::Store* store() { return store_.get(); }
   const ChannelRef& channel() const { return ch_; }
 
+  // The channel's index as the Writer holds it: heads, and how many
+  // records it has (current and superseded), without a store read.
+  std::pair<size_t, size_t> Indexed() {
+    auto view = indexes_->Current(ch_);
+    REQUIRE(view.ok());
+    return {(*view)->head_count, (*view)->records.size()};
+  }
+
   WriterOptions options_;
-  HeadCache heads_;
+  std::unique_ptr<recordindex::ChannelIndexes> indexes_;
 
  private:
   testing::TempDir dir_;
@@ -120,8 +128,7 @@ TEST_CASE("a segment derived without threads: records applied, then an UPDATE of
   CHECK(first.trace.json_valid);
   const std::vector<storage::Record> after_first = c.Records(false);
   REQUIRE(after_first.size() == 2);
-  CHECK(c.heads_.heads.size() == 2);  // folded in: the cache is current
-  CHECK(c.heads_.next_record == c.State().next_record);
+  CHECK(c.Indexed() == std::pair<size_t, size_t>{2, 2});
 
   Derivation second = c.DeriveAndApply(
       c.Say({{"Dana", "Change of plan: the offsite moves to Porto instead, same week."}}),
@@ -132,7 +139,7 @@ TEST_CASE("a segment derived without threads: records applied, then an UPDATE of
   const std::vector<storage::Record> all = c.Records(true);
   CHECK(all.size() == 3);
   CHECK(c.Records(false).size() == 2);  // the Lisbon plan superseded, history kept
-  CHECK(c.heads_.heads.size() == 2);
+  CHECK(c.Indexed() == std::pair<size_t, size_t>{2, 3});
 }
 
 TEST_CASE("a model that keeps failing parks the segment after its attempts, with backoff",
@@ -228,12 +235,11 @@ TEST_CASE("re-derivation in a scratch store replaces the channel's records in on
       c.store(),          c.channel(), *c.store()->GetChannelInfo(c.channel()),
       scratch.Sub("run"), 25,          std::chrono::steady_clock::now() + std::chrono::minutes(1)};
   int segments = 0;
-  SegmentRunner run = [&](storage::Store* store, HeadCache* heads,
+  SegmentRunner run = [&](storage::Store* store, recordindex::ChannelIndexes* indexes,
                           const storage::WriterState& state, const Segment& seg) {
     ++segments;
-    REQUIRE(heads->Refresh(store, c.channel(), state.next_record).ok());
     Derivation d =
-        DeriveSegment(store, c.channel(), seg, *heads, offline.get(), c.options_, {}, false);
+        DeriveSegment(store, indexes, c.channel(), seg, offline.get(), c.options_, {}, false);
     storage::SegmentApply apply = ApplyFor(d, seg, state, 5000, nullptr);
     return store->ApplySegment(c.channel(), apply).ok();
   };

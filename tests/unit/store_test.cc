@@ -333,6 +333,7 @@ TEST_CASE("records listed while segments are applied are whole segments", "[stor
   REQUIRE_OK(store->AppendMessages(kChan, &msgs));
   constexpr uint64_t kSegments = 400;
   std::atomic<bool> done{false};
+  absl::Status written;  // Catch2 assertions are not thread-safe: checked after the join
   std::thread writer([&] {
     for (uint64_t s = 0; s < kSegments; ++s) {
       SegmentApply apply;
@@ -348,7 +349,8 @@ TEST_CASE("records listed while segments are applied are whole segments", "[stor
         r.from_ids = {"m0"};
         apply.new_records.push_back(r);
       }
-      REQUIRE_OK(store->ApplySegment(kChan, apply));
+      written = store->ApplySegment(kChan, apply);
+      if (!written.ok()) break;
     }
     done = true;
   });
@@ -366,6 +368,7 @@ TEST_CASE("records listed while segments are applied are whole segments", "[stor
     }
   }
   writer.join();
+  REQUIRE_OK(written);
   INFO(reads << " reads");
   CHECK(partial == 0);
   CHECK(store->ListRecords(kChan, q)->size() == 4 * kSegments);

@@ -575,7 +575,7 @@ TEST_CASE("segments: window, session change and flush mark", "[writer][segmenter
 }  // namespace
 }  // namespace speakermem::writer
 
-#include "writer/head_cache.h"
+#include "writer/bound_heads.h"
 
 namespace speakermem::writer {
 namespace {
@@ -595,13 +595,13 @@ TEST_CASE("BoundHeads: the segment's speakers and GROUP first, by overlap, withi
           "[writer][heads]") {
   ValidationContext ctx;
   ctx.roster = {{"alice", {"Alice"}}, {"bob", {"Bob"}}, {"chen", {"Chen"}}};
-  HeadCache cache;
+  recordindex::RecordIndex index;
   for (const auto& r :
        {Head("r1", "chen", "Chen likes the harbour bar"), Head("r2", "bob", "Bob owns a kayak"),
         Head("r3", "bob", "Bob prefers the harbour bar for drinks"),
         Head("r4", kGroupOwner, "The group meets at the harbour bar on Fridays")}) {
     ctx.records[r.record_id] = r;
-    cache.Put(r);
+    index.Append({r});
   }
   Segment seg;
   seg.messages = {storage::Message{
@@ -609,13 +609,13 @@ TEST_CASE("BoundHeads: the segment's speakers and GROUP first, by overlap, withi
   WriterOptions options;
   options.window = 4;  // one message of four: a quarter of the heads
   options.max_heads = 12;
-  std::vector<WriterHead> heads = BoundHeads(ctx, seg, &cache, options);
+  std::vector<WriterHead> heads = BoundHeads(ctx, seg, &index, options);
   REQUIRE(heads.size() == 3);
   // Tier 0 (Bob's and GROUP's) by overlap with the segment; Chen's after.
   CHECK(heads[0].record_id == "r4");
   CHECK(heads[1].record_id == "r3");
   CHECK(heads[2].record_id == "r2");
-  // Without the cache every head of the context is a candidate.
+  // Without the index every head of the context is a candidate.
   options.max_heads = 40;
   CHECK(BoundHeads(ctx, seg, nullptr, options).size() == 4);
 }
