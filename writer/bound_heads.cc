@@ -33,17 +33,12 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
     const storage::Record* r;
   };
   std::vector<Ranked> ranked;
-  // Overlap of a head's content words (stemmed, not stopwords) with the
-  // segment's words.
+  // Overlap of a head's words with the segment's, over the head's words.
   auto rank = [&](const storage::Record& r, const std::vector<std::string>& toks) {
     if (!r.active()) return;
-    double overlap = 0, words = 0;
-    for (const auto& t : toks) {
-      if (IsStopword(t)) continue;
-      ++words;
-      overlap += seg_set.contains(t);
-    }
-    double sim = words == 0 ? 0 : overlap / words;
+    double overlap = 0;
+    for (const auto& t : toks) overlap += seg_set.contains(t);
+    double sim = toks.empty() ? 0 : overlap / static_cast<double>(toks.size());
     int tier = speakers.count(r.owner) || r.owner == kGroupOwner ? 0 : 1;
     ranked.push_back(Ranked{tier, sim, &r});
   };
@@ -77,14 +72,17 @@ std::vector<WriterHead> BoundHeads(const ValidationContext& ctx, const Segment& 
         candidates.insert(*r);
       }
     }
-    for (size_t i : candidates) rank(index->records[i], index->tokens[i]);
-  } else {
-    for (const auto& [id, r] : ctx.records) {
-      std::vector<std::string> toks = StemmedTokens(r.content);
-      std::sort(toks.begin(), toks.end());
-      toks.erase(std::unique(toks.begin(), toks.end()), toks.end());
-      rank(r, toks);
+    // A candidate's content words as said, repeats counted (the index keeps
+    // each word once).
+    for (size_t i : candidates) {
+      std::vector<std::string> words;
+      for (auto& t : StemmedTokens(index->records[i].content)) {
+        if (!IsStopword(t)) words.push_back(std::move(t));
+      }
+      rank(index->records[i], words);
     }
+  } else {
+    for (const auto& [id, r] : ctx.records) rank(r, StemmedTokens(r.content));
   }
   std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
     if (a.tier != b.tier) return a.tier < b.tier;
