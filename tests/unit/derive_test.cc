@@ -8,6 +8,7 @@
 
 #include "storage/record_id.h"
 #include "tests/test_util.h"
+#include "tests/unit/test_store.h"
 #include "writer/correction.h"
 #include "writer/rederive.h"
 
@@ -18,12 +19,7 @@ using storage::ChannelRef;
 
 class Channel {
  public:
-  Channel() {
-    storage::StoreOptions so;
-    so.path = dir_.path();
-    auto store = storage::Store::Open(so);
-    REQUIRE(store.ok());
-    store_ = std::move(*store);
+  Channel() : store_(testing::OpenTestStore(dir_.path())) {
     indexes_ = std::make_unique<recordindex::ChannelIndexes>(store_.get());
   }
 

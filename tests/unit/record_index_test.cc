@@ -8,6 +8,7 @@
 #include "recordindex/channel_indexes.h"
 #include "storage/record_id.h"
 #include "tests/test_util.h"
+#include "tests/unit/test_store.h"
 #include "text/text.h"
 
 namespace speakermem::recordindex {
@@ -51,12 +52,7 @@ TEST_CASE("Append indexes heads and nodes, and a chain link unlinks the old head
 
 class Channel {
  public:
-  Channel() {
-    storage::StoreOptions so;
-    so.path = dir_.path();
-    auto store = storage::Store::Open(so);
-    REQUIRE(store.ok());
-    store_ = std::move(*store);
+  Channel() : store_(testing::OpenTestStore(dir_.path())) {
     std::vector<storage::Message> msgs(1);
     msgs[0].message_id = "m1";
     msgs[0].speaker = "Dana";
@@ -92,6 +88,14 @@ class Channel {
   storage::ChannelRef ch_{"default", "c"};
 };
 
+// A Writer apply at record counter 2 that the store never got.
+storage::SegmentApply Unwritten() {
+  storage::SegmentApply a;
+  a.next_record = 3;
+  a.new_records = {Rec(2, "omar", "Omar is vegetarian")};
+  return a;
+}
+
 TEST_CASE("ChannelIndexes: the Writer's fold, readers catching up, rebuilds and Forget",
           "[recordindex]") {
   Channel c;
@@ -101,9 +105,7 @@ TEST_CASE("ChannelIndexes: the Writer's fold, readers catching up, rebuilds and 
 
   SECTION("a fold appends what the Writer applied, without reading the store") {
     // Folded but never written: only the fold can have put it there.
-    storage::SegmentApply ghost;
-    ghost.next_record = 3;
-    ghost.new_records = {Rec(2, "omar", "Omar is vegetarian")};
+    storage::SegmentApply ghost = Unwritten();
     indexes.Fold(c.ch_, ghost, 2);
     CHECK(c.Indexed(&indexes) == 2);
     // A fold at a counter the index does not reflect is left to the store.
@@ -132,10 +134,7 @@ TEST_CASE("ChannelIndexes: the Writer's fold, readers catching up, rebuilds and 
     CHECK((*view)->records[0].content == "Dana wants Porto");
   }
   SECTION("Forget drops the index; the next reader builds it from the store") {
-    storage::SegmentApply ghost;
-    ghost.next_record = 3;
-    ghost.new_records = {Rec(2, "omar", "Omar is vegetarian")};
-    indexes.Fold(c.ch_, ghost, 2);
+    indexes.Fold(c.ch_, Unwritten(), 2);
     REQUIRE(c.Indexed(&indexes) == 2);
     indexes.Forget(c.ch_);
     CHECK(c.Indexed(&indexes) == 1);

@@ -261,18 +261,30 @@ TEST_CASE("a store locked by another opener is UNAVAILABLE", "[store]") {
 namespace speakermem::storage {
 namespace {
 
+// `n` messages of Alice's, m0..m(n-1), appended to kChan.
+std::vector<Message> AliceSays(Store* store, int n) {
+  std::vector<Message> msgs;
+  for (int i = 0; i < n; ++i) msgs.push_back(Msg("m" + std::to_string(i), "Alice", "x", 1000 + i));
+  REQUIRE_OK(store->AppendMessages(kChan, &msgs));
+  return msgs;
+}
+
+// A record of Alice's (`alice`: her speaker id) from m0.
+Record AliceRecord(uint64_t number, const std::string& alice, const std::string& layer = "core") {
+  Record r;
+  r.record_id = RecordId(number);
+  r.content = "Alice likes x";
+  r.source = r.owner = alice;
+  r.layer = layer;
+  r.from_ids = {"m0"};
+  return r;
+}
+
 TEST_CASE("a channel snapshot sees the channel as of one instant", "[store][snapshot]") {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  std::vector<Message> first;
-  for (int i = 0; i < 5; ++i) first.push_back(Msg("m" + std::to_string(i), "Alice", "x", 1000 + i));
-  REQUIRE_OK(store->AppendMessages(kChan, &first));
-  Record r;
-  r.record_id = "r000000000001";
-  r.content = "Alice likes x";
-  r.source = r.owner = first[0].speaker_id;
-  r.layer = "core";
-  r.from_ids = {"m0"};
+  std::vector<Message> first = AliceSays(store.get(), 5);
+  Record r = AliceRecord(1, first[0].speaker_id);
   SegmentApply apply;
   apply.new_cursor = 5;
   apply.next_record = 2;
@@ -315,12 +327,6 @@ TEST_CASE("a channel snapshot sees the channel as of one instant", "[store][snap
         absl::StatusCode::kNotFound);
 }
 
-}  // namespace
-}  // namespace speakermem::storage
-
-namespace speakermem::storage {
-namespace {
-
 // A segment's records span layers (column families). A reader listing
 // records while the Writer applies must see each segment whole: the query
 // path's index continues after the newest id it has seen, so a segment seen
@@ -328,9 +334,7 @@ namespace {
 TEST_CASE("records listed while segments are applied are whole segments", "[store][snapshot]") {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  std::vector<Message> msgs;
-  for (int i = 0; i < 4; ++i) msgs.push_back(Msg("m" + std::to_string(i), "Alice", "x", 1000 + i));
-  REQUIRE_OK(store->AppendMessages(kChan, &msgs));
+  const std::string alice = AliceSays(store.get(), 4)[0].speaker_id;
   constexpr uint64_t kSegments = 400;
   std::atomic<bool> done{false};
   absl::Status written;  // Catch2 assertions are not thread-safe: checked after the join
@@ -341,13 +345,7 @@ TEST_CASE("records listed while segments are applied are whole segments", "[stor
       apply.new_cursor = 1;
       apply.next_record = 1 + 4 * (s + 1);
       for (uint64_t k = 0; k < 4; ++k) {
-        Record r;
-        r.record_id = RecordId(1 + 4 * s + k);
-        r.content = "Alice likes x";
-        r.owner = r.source = msgs[0].speaker_id;
-        r.layer = kLayerTable[k].code;
-        r.from_ids = {"m0"};
-        apply.new_records.push_back(r);
+        apply.new_records.push_back(AliceRecord(1 + 4 * s + k, alice, kLayerTable[k].code));
       }
       written = store->ApplySegment(kChan, apply);
       if (!written.ok()) break;
