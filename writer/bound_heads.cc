@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "storage/record_id.h"
 #include "text/text.h"
 
 namespace speakermem::writer {
