@@ -102,12 +102,38 @@ absl::StatusOr<Setting> RecallTuner::Tune(const std::vector<TunableConstant>& co
   return current;
 }
 
+absl::StatusOr<Setting> RecallTuner::TuneExhaustive(const std::vector<TunableConstant>& constants,
+                                                    const std::vector<bool>& train) {
+  Setting best_setting;
+  double best = -1;
+  std::vector<size_t> at(constants.size(), 0);  // an odometer over the grids
+  while (true) {
+    Setting s;
+    for (size_t c = 0; c < constants.size(); ++c) s[constants[c].name] = constants[c].grid[at[c]];
+    absl::StatusOr<const std::vector<QuestionScore>*> scores = Score(s);
+    if (!scores.ok()) return scores.status();
+    const double o = Objective(**scores, train);
+    if (o > best + 1e-12) {
+      best = o;
+      best_setting = s;
+    }
+    size_t c = constants.size();
+    while (c > 0 && ++at[c - 1] == constants[c - 1].grid.size()) at[--c] = 0;
+    if (c == 0) return best_setting;
+  }
+}
+
 absl::StatusOr<LooResult> LeaveOneConversationOut(RecallTuner* tuner,
                                                   const std::vector<TunableConstant>& constants,
-                                                  const Setting& start, size_t conversations) {
+                                                  const Setting& start, size_t conversations,
+                                                  Search search) {
+  auto tune = [&](const std::vector<bool>& train) {
+    return search == Search::kExhaustive ? tuner->TuneExhaustive(constants, train)
+                                         : tuner->Tune(constants, start, train);
+  };
   LooResult r;
   std::vector<bool> all(conversations, true);
-  absl::StatusOr<Setting> in = tuner->Tune(constants, start, all);
+  absl::StatusOr<Setting> in = tune(all);
   if (!in.ok()) return in.status();
   r.in_sample = *in;
   absl::StatusOr<const std::vector<QuestionScore>*> in_scores = tuner->Score(r.in_sample);
@@ -124,7 +150,7 @@ absl::StatusOr<LooResult> LeaveOneConversationOut(RecallTuner* tuner,
   for (size_t held = 0; held < conversations; ++held) {
     std::vector<bool> train(conversations, true);
     train[held] = false;
-    absl::StatusOr<Setting> fold = tuner->Tune(constants, start, train);
+    absl::StatusOr<Setting> fold = tune(train);
     if (!fold.ok()) return fold.status();
     absl::StatusOr<const std::vector<QuestionScore>*> scores = tuner->Score(*fold);
     if (!scores.ok()) return scores.status();

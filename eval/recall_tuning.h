@@ -89,6 +89,13 @@ class RecallTuner {
   absl::StatusOr<Setting> Tune(const std::vector<TunableConstant>& constants, Setting start,
                                const std::vector<bool>& train, int passes = 2);
 
+  // Every combination of the constants' grids (for constants that only
+  // work together, where coordinate ascent stalls): the best on `train`,
+  // ties to the earliest combination (grids in order, the last constant
+  // varying fastest).
+  absl::StatusOr<Setting> TuneExhaustive(const std::vector<TunableConstant>& constants,
+                                         const std::vector<bool>& train);
+
   size_t settings_scored() const { return cache_.size(); }
 
  private:
@@ -111,10 +118,14 @@ struct LooResult {
   std::vector<QuestionScore> held_out;
 };
 
-// Tunes on all conversations, then once per held-out conversation.
+enum class Search { kCoordinate, kExhaustive };
+
+// Tunes on all conversations, then once per held-out conversation, with
+// coordinate ascent from `start` or over every combination (`start` unused).
 absl::StatusOr<LooResult> LeaveOneConversationOut(RecallTuner* tuner,
                                                   const std::vector<TunableConstant>& constants,
-                                                  const Setting& start, size_t conversations);
+                                                  const Setting& start, size_t conversations,
+                                                  Search search = Search::kCoordinate);
 
 }  // namespace speakermem::eval
 

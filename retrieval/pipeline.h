@@ -56,13 +56,14 @@ enum class RecallMode { kHybrid, kBm25, kDense };
 // leave-one-conversation-out (docs/retrieval.md); the model ones are the
 // paper's reference cosine floors, not tuned here.
 struct RowParams {
-  // A record's similarity is multiplied by 1 + this x the rank weight (1
-  // for the first System 1 item, falling linearly over top-k) of the
-  // best-ranked of its from_ids in the same query's System 1 evidence:
-  // memory backed by the messages recall found relevant counts more, memory
-  // with no word of the issue still counts nothing. Same for both embedders.
-  double provenance_weight = 32.0;
-  double record_floor_offline = 0.8;
+  // Added to a record's similarity: this x the summed rank weights (1 for
+  // the first System 1 item, falling linearly over top-k, 0 when absent) of
+  // its from_ids in the same query's System 1 evidence. Memory distilled
+  // from messages recall found relevant (several of them, for a record
+  // that sums an exchange) counts more; memory that recall does not back
+  // must clear the floor on its similarity alone. Same for both embedders.
+  double provenance_weight = 0.5;
+  double record_floor_offline = 0.7;
   double fallback_floor_offline = 0.0;
   double record_floor_model = 0.30;
   double fallback_floor_model = 0.25;

@@ -63,6 +63,20 @@ absl::flat_hash_map<std::string, double> S1Weights(const std::vector<RetrievedMe
   return w;
 }
 
+// How relevant a record is to one query. The floor judges `admission`;
+// the records admitted to a row are ranked by similarity, then backing.
+struct Relevance {
+  double similarity = 0;
+  double backed = 0;  // summed System 1 rank weights of the from_ids
+  double admission = 0;
+};
+
+// Best first: by similarity, then backing, then the newer record.
+struct Ranked {
+  Relevance rel;
+  size_t index = 0;
+};
+
 // How well a record (or a message) matches one query's issue.
 class IssueScorer {
  public:
@@ -100,21 +114,30 @@ class IssueScorer {
     return 0.5 * (vec ? internal::SparseDot(*vec, issue_v_, issue_nonzero_) : 0.0) + 0.5 * lex;
   }
 
-  // A record's similarity, boosted by the best System 1 rank among its
-  // from_ids (RowParams::provenance_weight). Memoised: a record can be a
-  // candidate of two rows (owner and source).
-  double Score(size_t i) {
+  // What the floor judges: similarity plus the weighted backing.
+  double Admission(double similarity, double backed) const {
+    return similarity + provenance_weight_ * backed;
+  }
+
+  // Record i's relevance: its similarity to the issue, and that plus its
+  // backing by System 1 (the rank weights of its from_ids among the query's
+  // System 1 evidence, summed, times RowParams::provenance_weight), which
+  // is what the floor judges. Memoised: a record can be a candidate of two
+  // rows (owner and source).
+  Relevance Score(size_t i) {
     auto memo = scored_.find(i);
     if (memo != scored_.end()) return memo->second;
-    double v = RecordSimilarity(i);
     double backed = 0;
     for (const auto& id : snap_.records[i].from_ids) {
       auto w = s1_weight_.find(id);
-      if (w != s1_weight_.end()) backed = std::max(backed, w->second);
+      if (w != s1_weight_.end()) backed += w->second;
     }
-    v *= 1.0 + provenance_weight_ * backed;
-    scored_.emplace(i, v);
-    return v;
+    Relevance r;
+    r.similarity = RecordSimilarity(i);
+    r.backed = backed;
+    r.admission = Admission(r.similarity, backed);
+    scored_.emplace(i, r);
+    return r;
   }
 
   // The records of `postings` holding an issue word, rarest words first,
@@ -145,7 +168,7 @@ class IssueScorer {
   std::vector<uint32_t> word_ids_;  // words_ the snapshot's records use
   const absl::flat_hash_map<std::string, double> s1_weight_;
   const double provenance_weight_;
-  absl::flat_hash_map<size_t, double> scored_;
+  absl::flat_hash_map<size_t, Relevance> scored_;
 };
 
 using Buckets = absl::flat_hash_map<std::string, std::vector<size_t>>;
@@ -196,11 +219,12 @@ std::vector<const storage::Record*> ChainOf(const RecordSnapshot& snap, size_t h
   return chain;
 }
 
-// Best first; ties: the newer record.
-auto ByScore(const RecordSnapshot& snap) {
-  return [&snap](const std::pair<double, size_t>& a, const std::pair<double, size_t>& b) {
-    return a.first != b.first ? a.first > b.first
-                              : snap.records[a.second].record_id > snap.records[b.second].record_id;
+// Best first: similarity, then backing, then the newer record.
+auto ByRank(const RecordSnapshot& snap) {
+  return [&snap](const Ranked& a, const Ranked& b) {
+    if (a.rel.similarity != b.rel.similarity) return a.rel.similarity > b.rel.similarity;
+    if (a.rel.backed != b.rel.backed) return a.rel.backed > b.rel.backed;
+    return snap.records[a.index].record_id > snap.records[b.index].record_id;
   };
 }
 
@@ -217,12 +241,16 @@ struct RowQuery {
   Buckets hits_by_owner, hits_by_source, node_hits_by_owner;
 };
 
-// The row's own records above the floor, best first, at most s2_k. Head
-// tense ranks current heads; full tense ranks every node and a hit brings
-// its whole chain (oldest first).
+// The row's own records at or above the floor, best first (ByRank), at
+// most s2_k. Head tense ranks current heads; full tense ranks chains by
+// their nodes, and a chain admitted comes whole (oldest first).
 void OwnedRecords(RowQuery& q, S2Row* s2) {
   const RecordSnapshot& snap = q.snap;
-  std::unordered_map<size_t, double> best_of_chain;  // head -> best node score
+  // head -> the chain's relevance: in head tense the head's own; in full
+  // tense the best similarity of its nodes and their backing summed (the
+  // chain is the unit returned, and each node recall backs is evidence of
+  // its history).
+  std::unordered_map<size_t, Relevance> chains;
   // "A's view of B": only A's records about B in B's row.
   const bool constrained = !q.p.source.empty() && s2->row == q.p.owner;
   const auto& owner_bucket =
@@ -232,24 +260,28 @@ void OwnedRecords(RowQuery& q, S2Row* s2) {
     const storage::Record& r = snap.records[i];
     if (!InRange(r.valid_at_ms, q.req.start_ms, q.req.end_ms)) continue;
     if (constrained && r.source != q.p.source) continue;
-    const double sc = q.scorer.Score(i);
-    if (sc < q.record_floor) continue;
-    const size_t head = q.full ? HeadOf(snap, i) : i;
-    auto [it, fresh] = best_of_chain.emplace(head, sc);
-    if (!fresh) it->second = std::max(it->second, sc);
+    const Relevance rel = q.scorer.Score(i);
+    auto [it, fresh] = chains.emplace(q.full ? HeadOf(snap, i) : i, rel);
+    if (!fresh) {
+      it->second.similarity = std::max(it->second.similarity, rel.similarity);
+      it->second.backed += rel.backed;
+    }
   }
-  std::vector<std::pair<double, size_t>> owned;
-  for (const auto& [head, sc] : best_of_chain) owned.emplace_back(sc, head);
-  std::sort(owned.begin(), owned.end(), ByScore(snap));
+  std::vector<Ranked> owned;
+  for (auto& [head, rel] : chains) {
+    rel.admission = q.scorer.Admission(rel.similarity, rel.backed);
+    if (rel.admission >= q.record_floor) owned.push_back({rel, head});
+  }
+  std::sort(owned.begin(), owned.end(), ByRank(snap));
   for (size_t k = 0; k < owned.size() && k < q.req.budgets.s2_k; ++k) {
     if (q.full) {
-      for (const auto* c : ChainOf(snap, owned[k].second)) {
+      for (const auto* c : ChainOf(snap, owned[k].index)) {
         s2->records.push_back(*c);
-        s2->scores.push_back(owned[k].first);
+        s2->scores.push_back(owned[k].rel.admission);
       }
     } else {
-      s2->records.push_back(snap.records[owned[k].second]);
-      s2->scores.push_back(owned[k].first);
+      s2->records.push_back(snap.records[owned[k].index]);
+      s2->scores.push_back(owned[k].rel.admission);
     }
   }
 }
@@ -259,17 +291,17 @@ void OwnedRecords(RowQuery& q, S2Row* s2) {
 // budget.
 void SourcedRecords(RowQuery& q, S2Row* s2) {
   const RecordSnapshot& snap = q.snap;
-  std::vector<std::pair<double, size_t>> sourced;
+  std::vector<Ranked> sourced;
   for (size_t i : Candidates(Bucket(snap.heads_by_source, s2->row), q.hits_by_source, s2->row)) {
     const storage::Record& r = snap.records[i];
     if (r.owner == s2->row) continue;
     if (!InRange(r.valid_at_ms, q.req.start_ms, q.req.end_ms)) continue;
-    const double sc = q.scorer.Score(i);
-    if (sc >= q.record_floor) sourced.emplace_back(sc, i);
+    const Relevance rel = q.scorer.Score(i);
+    if (rel.admission >= q.record_floor) sourced.push_back({rel, i});
   }
-  std::sort(sourced.begin(), sourced.end(), ByScore(snap));
+  std::sort(sourced.begin(), sourced.end(), ByRank(snap));
   for (size_t k = 0; k < sourced.size() && k < q.req.budgets.s2_source_k; ++k) {
-    s2->sourced.push_back(snap.records[sourced[k].second]);
+    s2->sourced.push_back(snap.records[sourced[k].index]);
   }
 }
 

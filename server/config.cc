@@ -286,14 +286,14 @@ void RetrievalKnobs(std::vector<Knob>* knobs) {
       [](C* c) { return &c->memory.recall.dense_weight_model; }, 0, 10));
   k.push_back(DoubleKnob(
       "retrieval", "provenance_weight",
-      "System 2 rows: a record's similarity is multiplied by 1 + this x the "
-      "rank weight of its best-ranked supporting message in the query's System "
-      "1 evidence.",
+      "System 2 rows: added to a record's similarity, this x the summed rank "
+      "weights (1 for the first item, falling linearly over top-k) of its "
+      "supporting messages in the query's System 1 evidence.",
       [](C* c) { return &c->memory.rows.provenance_weight; }, 0, 1000));
   k.push_back(DoubleKnob(
       "retrieval", "record_floor_offline",
       "System 2 rows: least score (similarity to the issue, half cosine, half share "
-      "of the issue's words, times the provenance boost) for a record to enter its row, "
+      "of the issue's words, plus the provenance term) for a record to enter its row, "
       "offline embedder.",
       [](C* c) { return &c->memory.rows.record_floor_offline; }, 0, 10));
   k.push_back(DoubleKnob(

@@ -19,8 +19,11 @@ using eval::QuestionScore;
 using eval::Setting;
 
 std::vector<eval::TunableConstant> Floors() {
-  return {{"provenance_weight", {0, 0.5, 1, 2, 4, 8, 16, 32, 64, 128}},
-          {"record_floor", {0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2}},
+  return {{"provenance_weight", {0, 0.25, 0.5, 1, 2, 4, 8, 16}},
+          // At most 1, the most a similarity can be: memory that System 1
+          // did not back can still enter on its similarity alone (System 2
+          // is there to find what System 1 missed).
+          {"record_floor", {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
           {"fallback_floor", {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6}}};
 }
 
@@ -379,12 +382,12 @@ int RowsStudy::Run(const std::string& md_out, const std::string& dump_out) {
         return Score(c, q, g, s);
       },
       [](size_t n) {
-        if (n % 10 == 0) std::fprintf(stderr, "  %zu settings scored\n", n);
+        if (n % 100 == 0) std::fprintf(stderr, "  %zu settings scored\n", n);
       },
       RowsObjective(&convs_));
   const Setting off = {{"provenance_weight", 0}, {"record_floor", 0}, {"fallback_floor", 0}};
-  absl::StatusOr<eval::LooResult> loo =
-      eval::LeaveOneConversationOut(&tuner, Floors(), off, convs_.size());
+  absl::StatusOr<eval::LooResult> loo = eval::LeaveOneConversationOut(
+      &tuner, Floors(), off, convs_.size(), eval::Search::kExhaustive);
   if (!loo.ok()) return fail(loo.status());
   absl::StatusOr<const std::vector<QuestionScore>*> base = tuner.Score(off);
   if (!base.ok()) return fail(base.status());
