@@ -1,8 +1,10 @@
 // The query pipeline end to end: budgets, System 2 rows, head/full, empty
 // rows, person vs GROUP, and every stage's fallback through a failing fake
 // model endpoint.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -43,12 +45,14 @@ struct Scripted {
   FakeModelServer fake;
   std::unique_ptr<TestServer> ts;
 
-  Scripted() {
+  // `extra` configures the server further (the rows' constants).
+  explicit Scripted(std::function<void(server::ServerConfig*)> extra = nullptr) {
     std::string url = fake.base_url();
-    ts = std::make_unique<TestServer>([url](server::ServerConfig* c) {
+    ts = std::make_unique<TestServer>([url, extra](server::ServerConfig* c) {
       REQUIRE_OK(c->models.SetOverride("writer", "provider", "openai"));
       REQUIRE_OK(c->models.SetOverride("writer", "base_url", url));
       c->memory.writer.idle_flush_ms = 0;
+      if (extra) extra(c);
     });
     fake.Enqueue(
         "writer",
@@ -128,6 +132,57 @@ TEST_CASE("budgets are respected exactly: s1_top_k, s2_k per row, source-k apart
   q.mutable_budgets()->set_s1_top_k(5);
   q.mutable_budgets()->set_s2_k(51);
   REQUIRE_CODE(s.ts->client()->Retrieve(q), absl::StatusCode::kInvalidArgument);
+}
+
+// Every record of every row, owned and sourced.
+std::vector<v1::DerivedRecord> RowRecords(const v1::QueryResponse& r) {
+  std::vector<v1::DerivedRecord> out;
+  for (const auto& row : r.rows()) {
+    out.insert(out.end(), row.records().begin(), row.records().end());
+    out.insert(out.end(), row.sourced().begin(), row.sourced().end());
+  }
+  return out;
+}
+
+TEST_CASE("a record enters its row on similarity plus its backing by System 1",
+          "[pipeline][rows]") {
+  v1::QueryRequest q;
+  q.set_channel("p");
+  q.set_question("What does Bob think about the venue?");
+  q.mutable_budgets()->set_s1_top_k(1);  // one message backs records
+  q.mutable_budgets()->set_s2_k(5);
+  q.mutable_budgets()->set_s2_source_k(5);
+  SECTION("backing admits: only records drawn from the recalled message") {
+    // A floor similarity alone cannot clear (it is at most 1), backing can.
+    Scripted s([](server::ServerConfig* c) {
+      c->memory.rows.provenance_weight = 100;
+      c->memory.rows.record_floor_offline = 1.0;
+    });
+    auto r = s.ts->client()->Retrieve(q);
+    REQUIRE_OK(r);
+    REQUIRE(r->evidence_size() == 1);
+    const std::string recalled = r->evidence(0).message().message_id();
+    const auto records = RowRecords(*r);
+    CHECK_FALSE(records.empty());
+    for (const auto& rec : records) {
+      INFO(rec.content());
+      CHECK(std::count(rec.from_ids().begin(), rec.from_ids().end(), recalled) == 1);
+    }
+    // The score the floor judged: similarity plus 100 x the rank weight of
+    // the first System 1 item (1), whatever the record's similarity.
+    for (const auto& row : r->rows()) {
+      for (double sc : row.scores()) CHECK(sc >= 100.0);
+    }
+  }
+  SECTION("without backing the same floor admits nothing") {
+    Scripted s([](server::ServerConfig* c) {
+      c->memory.rows.provenance_weight = 0;
+      c->memory.rows.record_floor_offline = 1.0;
+    });
+    auto r = s.ts->client()->Retrieve(q);
+    REQUIRE_OK(r);
+    CHECK(RowRecords(*r).empty());
+  }
 }
 
 TEST_CASE("a roster member with no evidence is an explicit empty row", "[pipeline][rows]") {
