@@ -376,13 +376,17 @@ int RowsStudy::Run(const std::string& md_out, const std::string& dump_out) {
     return 1;
   };
   if (absl::Status s = Load(); !s.ok()) return fail(s);
+  size_t combinations = 1;
+  for (const auto& c : Floors()) combinations *= c.grid.size();
+  std::fprintf(stderr, "scoring %zu settings of the floors, each over every question\n",
+               combinations);
   eval::RecallTuner tuner(
       &convs_,
       [this](const auto& c, const auto& q, const auto& g, const auto& s) {
         return Score(c, q, g, s);
       },
-      [](size_t n) {
-        if (n % 100 == 0) std::fprintf(stderr, "  %zu settings scored\n", n);
+      [combinations](size_t n) {
+        if (n % 50 == 0) std::fprintf(stderr, "  %zu of %zu settings scored\n", n, combinations);
       },
       RowsObjective(&convs_));
   const Setting off = {{"provenance_weight", 0}, {"record_floor", 0}, {"fallback_floor", 0}};
