@@ -10,10 +10,10 @@
 
 namespace speakermem {
 
-// Makes the calling thread background work (Linux: SCHED_BATCH, so it never
-// preempts a running thread when it wakes, at nice 19, so against a busy
-// normal thread it gets about 1.5% of a core: it is deferred, never
-// starved). Best effort: failures are ignored.
+// Makes the calling thread background work (Linux: SCHED_IDLE, so a request
+// thread that wakes preempts it at once, and against a busy normal thread it
+// gets a fraction of a percent of a core: it is deferred, never starved).
+// Best effort: failures are ignored.
 void MakeThisThreadBackground();
 
 }  // namespace speakermem
