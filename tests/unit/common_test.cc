@@ -1,9 +1,14 @@
 #include <catch2/catch.hpp>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/thread_priority.h"
 #include "common/utf8.h"
 
 namespace speakermem {
@@ -64,6 +69,19 @@ TEST_CASE("log lines are single JSON objects with typed fields", "[log]") {
   CHECK(l.find("\"msg\":\"hello \\\"world\\\"\"") != std::string::npos);
   CHECK(l.find("\"k\":\"v\",\"n\":-3,\"b\":true,\"x\":0.5}") != std::string::npos);
 }
+
+#ifdef __linux__
+TEST_CASE("background threads are SCHED_IDLE; the caller's other threads are not", "[priority]") {
+  int policy = -1;
+  std::thread t([&policy] {
+    MakeThisThreadBackground();
+    policy = sched_getscheduler(0);
+  });
+  t.join();
+  CHECK(policy == SCHED_IDLE);
+  CHECK(sched_getscheduler(0) == SCHED_OTHER);
+}
+#endif
 
 }  // namespace
 }  // namespace speakermem
