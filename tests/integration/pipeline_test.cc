@@ -144,6 +144,18 @@ std::vector<v1::DerivedRecord> RowRecords(const v1::QueryResponse& r) {
   return out;
 }
 
+// Retrieve for `q` on the scripted channel with the rows' provenance
+// weight and offline record floor set.
+v1::QueryResponse RetrieveWithRows(const v1::QueryRequest& q, double weight, double floor) {
+  Scripted s([weight, floor](server::ServerConfig* c) {
+    c->memory.rows.provenance_weight = weight;
+    c->memory.rows.record_floor_offline = floor;
+  });
+  auto r = s.ts->client()->Retrieve(q);
+  REQUIRE_OK(r);
+  return *r;
+}
+
 TEST_CASE("a record enters its row on similarity plus its backing by System 1",
           "[pipeline][rows]") {
   v1::QueryRequest q;
@@ -154,15 +166,10 @@ TEST_CASE("a record enters its row on similarity plus its backing by System 1",
   q.mutable_budgets()->set_s2_source_k(5);
   SECTION("backing admits: only records drawn from the recalled message") {
     // A floor similarity alone cannot clear (it is at most 1), backing can.
-    Scripted s([](server::ServerConfig* c) {
-      c->memory.rows.provenance_weight = 100;
-      c->memory.rows.record_floor_offline = 1.0;
-    });
-    auto r = s.ts->client()->Retrieve(q);
-    REQUIRE_OK(r);
-    REQUIRE(r->evidence_size() == 1);
-    const std::string recalled = r->evidence(0).message().message_id();
-    const auto records = RowRecords(*r);
+    const v1::QueryResponse r = RetrieveWithRows(q, 100, 1.0);
+    REQUIRE(r.evidence_size() == 1);
+    const std::string recalled = r.evidence(0).message().message_id();
+    const auto records = RowRecords(r);
     CHECK_FALSE(records.empty());
     for (const auto& rec : records) {
       INFO(rec.content());
@@ -170,18 +177,12 @@ TEST_CASE("a record enters its row on similarity plus its backing by System 1",
     }
     // The score the floor judged: similarity plus 100 x the rank weight of
     // the first System 1 item (1), whatever the record's similarity.
-    for (const auto& row : r->rows()) {
+    for (const auto& row : r.rows()) {
       for (double sc : row.scores()) CHECK(sc >= 100.0);
     }
   }
   SECTION("without backing the same floor admits nothing") {
-    Scripted s([](server::ServerConfig* c) {
-      c->memory.rows.provenance_weight = 0;
-      c->memory.rows.record_floor_offline = 1.0;
-    });
-    auto r = s.ts->client()->Retrieve(q);
-    REQUIRE_OK(r);
-    CHECK(RowRecords(*r).empty());
+    CHECK(RowRecords(RetrieveWithRows(q, 0, 1.0)).empty());
   }
 }
 
