@@ -71,7 +71,7 @@ TEST_CASE("log lines are single JSON objects with typed fields", "[log]") {
 }
 
 #ifdef __linux__
-TEST_CASE("background threads are SCHED_IDLE; the caller's other threads are not", "[priority]") {
+TEST_CASE("background threads are SCHED_IDLE, the caller's other threads are not", "[priority]") {
   int policy = -1;
   std::thread t([&policy] {
     MakeThisThreadBackground();
