@@ -239,6 +239,7 @@ struct RowQuery {
   bool full = false;
   double record_floor = 0;
   Buckets hits_by_owner, hits_by_source, node_hits_by_owner;
+  absl::flat_hash_set<std::string> owned_shown;  // ids of every row's own cells
 };
 
 // The row's own records at or above the floor, best first (ByRank), at
@@ -287,14 +288,14 @@ void OwnedRecords(RowQuery& q, S2Row* s2) {
 }
 
 // Source-k: records this person voiced about someone else or for the group
-// (a decision they proposed), above the floor; they do not use the row's
-// budget.
+// (a decision they proposed), above the floor, that no row shows as its own
+// cell; they do not use the row's budget.
 void SourcedRecords(RowQuery& q, S2Row* s2) {
   const RecordSnapshot& snap = q.snap;
   std::vector<Ranked> sourced;
   for (size_t i : Candidates(Bucket(snap.heads_by_source, s2->row), q.hits_by_source, s2->row)) {
     const storage::Record& r = snap.records[i];
-    if (r.owner == s2->row) continue;
+    if (r.owner == s2->row || q.owned_shown.contains(r.record_id)) continue;
     if (!InRange(r.valid_at_ms, q.req.start_ms, q.req.end_ms)) continue;
     const Relevance rel = q.scorer.Score(i);
     if (rel.admission >= q.record_floor) sourced.push_back({rel, i});
@@ -345,9 +346,14 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
     S2Row s2;
     s2.row = row;
     OwnedRecords(q, &s2);
-    if (row != kRowGroup) SourcedRecords(q, &s2);
+    for (const auto& r : s2.records) q.owned_shown.insert(r.record_id);
     if (s2.records.empty() && row != kRowGroup) fallback_rows.push_back(out->s2.size());
     out->s2.push_back(std::move(s2));
+  }
+  // Source-k once every row's own cells are known: a record its owner's
+  // row already shows (with its source marked) is not repeated.
+  for (auto& s2 : out->s2) {
+    if (s2.row != kRowGroup) SourcedRecords(q, &s2);
   }
   SM_RETURN_IF_ERROR(AddFallbacks(
       req, fallback_rows, offline ? rp.fallback_floor_offline : rp.fallback_floor_model,

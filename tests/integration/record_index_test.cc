@@ -4,6 +4,7 @@
 // index built from scratch from the store (a restarted server).
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <map>
 #include <thread>
 
 #include "datasets/datasets.h"
@@ -105,6 +106,33 @@ TEST_CASE("the record index updated while the Writer writes equals one built fro
     INFO(questions[i].question());
     CHECK(Rows(*r) == in_place[i]);
   }
+}
+
+TEST_CASE("a record its owner's row shows is not repeated as a source-k cell", "[pipeline][rows]") {
+  TestServer ts;
+  IngestSession(ts.client(), "s1");
+  IngestSession(ts.client(), "s2");
+  FlushWait(ts.client(), kChannel);
+  // Alice proposed the group's records: with the GROUP row asked for, they
+  // are its cells ("proposed by Alice"), never again in Alice's row.
+  size_t group_cells_by_alice = 0;
+  for (const char* question :
+       {"Where is the offsite now?", "What did the group decide?",
+        "What does everyone think about the venue?", "Who hosts the workshop?"}) {
+    auto r = ts.client()->Retrieve(Ask(question, v1::HEAD));
+    REQUIRE_OK(r);
+    INFO(question << "\n" << Rows(*r));
+    std::map<std::string, int> seen;
+    for (const auto& row : r->rows()) {
+      for (const auto& rec : row.records()) {
+        ++seen[rec.record_id()];
+        group_cells_by_alice += row.row() == "GROUP" && rec.source() == "Alice";
+      }
+      for (const auto& rec : row.sourced()) ++seen[rec.record_id()];
+    }
+    for (const auto& [id, n] : seen) CHECK(n == 1);
+  }
+  CHECK(group_cells_by_alice > 0);  // the case the rule is about did occur
 }
 
 }  // namespace
