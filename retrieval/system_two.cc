@@ -71,7 +71,8 @@ struct Relevance {
   double admission = 0;
 };
 
-// Best first: by similarity, then backing, then the newer record.
+// A candidate cell (a record, or in full tense a chain by its head) and
+// its relevance.
 struct Ranked {
   Relevance rel;
   size_t index = 0;
