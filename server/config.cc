@@ -392,6 +392,12 @@ void WriterKnobs(std::vector<Knob>* knobs) {
       "same owner, layer and source when their content words overlap at least "
       "this much (Jaccard); 0 joins all of them.",
       [](C* c) { return &c->memory.writer.offline.merge_similarity; }, 0, 1));
+  k.push_back(
+      BoolKnob("writer", "offline_group_arrangements",
+               "Offline Writer: a clause that arranges something for the group without "
+               "being the speaker's own (\"we\" or \"everyone\" with a plan or a date, two "
+               "or more members' positions) is a GROUP interaction, not the speaker's core.",
+               [](C* c) { return &c->memory.writer.offline.group_arrangements; }));
 }
 
 // The default model endpoint (every stage's, unless overridden).

@@ -201,6 +201,29 @@ const Set& ViewVerbs() {
   return *s;
 }
 
+// Kinship and endearment terms used to address someone ("Mum, ...") when no
+// member of the roster goes by them.
+const Set& KinVocatives() {
+  static const auto* s = new Set{
+      "mum",      "mom",    "mummy", "mommy",  "mam",     "ma",      "mama", "dad", "daddy",
+      "papa",     "pops",   "sis",   "sister", "bro",     "babe",    "baby", "hun", "darling",
+      "darlings", "auntie", "aunty", "uncle",  "grandma", "grandpa", "nan",  "gran"};
+  return *s;
+}
+
+// Words that open a clause of their own and so cannot follow its subject: a
+// name before one of them is a vocative ("Marcus the south face is ...").
+const Set& ClauseOpeners() {
+  static const auto* s = new Set{
+      "i",     "i'm",   "im",      "i've",   "i'll",   "i'd",      "we",    "we're",   "we'll",
+      "we've", "they",  "they're", "he",     "she",    "it's",     "there", "there's", "that's",
+      "this",  "these", "those",   "what",   "what's", "how",      "why",   "when",    "where",
+      "who",   "let",   "let's",   "please", "the",    "a",        "an",    "my",      "our",
+      "your",  "so",    "ok",      "okay",   "oh",     "honestly", "thank", "thanks",  "sorry",
+      "yes",   "yeah",  "no",      "lol",    "haha",   "omg",      "well",  "if"};
+  return *s;
+}
+
 // Common verbs in their base form: a clause opening with one is an
 // imperative, advice or a request to the person addressed.
 const Set& ImperativeVerbs() {
@@ -212,7 +235,7 @@ const Set& ImperativeVerbs() {
       "save",     "say",     "send",  "show",  "skip",    "sleep",   "sort",  "spend",    "stay",
       "stop",     "submit",  "take",  "tell",  "text",    "treat",   "trust", "try",      "use",
       "wait",     "watch",   "write", "be",    "believe", "breathe", "chill", "stick",    "share",
-      "shout",    "message", "drop",  "swing", "pop"};
+      "shout",    "message", "drop",  "swing", "pop",     "let"};
   return *s;
 }
 
@@ -258,7 +281,10 @@ std::string ThirdPersonVerb(const std::string& verb) {
       std::string("aeiou").find(verb[verb.size() - 2]) == std::string::npos) {
     return verb.substr(0, verb.size() - 1) + "ies";
   }
-  if (absl::EndsWith(verb, "ed") || absl::EndsWith(verb, "ing")) return verb;
+  // "need", "feed" are present tense; "moved", "booked" past.
+  if ((absl::EndsWith(verb, "ed") && !absl::EndsWith(verb, "eed")) || absl::EndsWith(verb, "ing")) {
+    return verb;
+  }
   return verb + "s";
 }
 
@@ -482,10 +508,14 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   while (changed && ws.size() > 1) {
     changed = false;
     const WriterRosterMember* m = Member(ws[0], ctx);
-    // "Priya, ...", "Priya you look ...", "Jordan are you going ...".
+    // "Priya, ...", "Priya you look ...", "Jordan are you going ...", and a
+    // name followed by what opens a clause of its own ("Marcus the south face
+    // is ...", "Mum let him ...", "Bev there's a cafe"): a name is the
+    // subject only when its verb follows.
     const bool vocative =
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
+         In(ws[1].lower, ClauseOpeners()) || Member(ws[1], ctx) != nullptr ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {
@@ -495,6 +525,13 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
     } else if (In(ws[0].lower, Markers()) &&
                !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
       ws.erase(ws.begin());
+      changed = true;
+    } else if (m == nullptr && In(ws[0].lower, KinVocatives())) {
+      ws.erase(ws.begin());  // "Mum that's so much food", "Dad we are happy"
+      changed = true;
+    } else if (In(ws[0].lower, {"my", "i"}) &&
+               In(ws[1].lower, {"darlings", "darling", "people", "friends", "loves", "mean"})) {
+      ws.erase(ws.begin(), ws.begin() + 2);  // "My darlings, ...", "I mean ..."
       changed = true;
     }
   }
@@ -566,6 +603,32 @@ class Readings {
   const std::string self_;
 };
 
+// How many words after a member's name say the speaker agrees with them
+// ("is right", "'s right", "makes a fair point", "has a point"); 0 if none.
+size_t AgreementLength(const std::vector<Word>& ws) {
+  if (ws.size() < 2) return 0;
+  if (absl::EndsWith(ws[0].lower, "'s") && In(ws[1].lower, {"right", "correct"})) return 2;
+  if (ws.size() >= 3 && In(ws[1].lower, {"is", "was"}) &&
+      In(ws[2].lower, {"right", "correct", "spot"})) {
+    return 3 + (ws.size() > 3 && ws[3].lower == "on");
+  }
+  for (size_t i = 2; i < ws.size() && i < 5; ++i) {
+    if (In(ws[1].lower, {"makes", "made", "has", "had", "raises", "raised"}) &&
+        In(ws[i].lower, {"point", "points"})) {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+// "... from now on": a standing decision.
+bool FromNowOn(const std::vector<Word>& ws) {
+  for (size_t i = 0; i + 2 < ws.size(); ++i) {
+    if (ws[i].lower == "from" && ws[i + 1].lower == "now" && ws[i + 2].lower == "on") return true;
+  }
+  return false;
+}
+
 // A member's view of another member ("I think Bob ..."), or nothing.
 std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Readings& read,
                                           const MessageContext& ctx) {
@@ -582,6 +645,54 @@ std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Rea
   return r;
 }
 
+bool IsTimeWord(const std::string& w) {
+  static const Set kTime = {"monday",    "tuesday",  "wednesday", "thursday",  "friday",
+                            "saturday",  "sunday",   "weekend",   "tonight",   "tomorrow",
+                            "noon",      "midnight", "january",   "february",  "march",
+                            "april",     "june",     "july",      "august",    "september",
+                            "october",   "november", "december",  "morning",   "evening",
+                            "afternoon", "mondays",  "fridays",   "saturdays", "sundays"};
+  if (kTime.contains(w)) return true;
+  // "7pm", "8:30am", "11:30"
+  size_t digits = 0;
+  while (digits < w.size() && (absl::ascii_isdigit(w[digits]) || w[digits] == ':')) ++digits;
+  if (digits == 0) return false;
+  std::string rest = w.substr(digits);
+  return rest == "am" || rest == "pm" || (rest.empty() && w.find(':') != std::string::npos);
+}
+
+bool HasTime(const std::vector<Word>& ws) {
+  for (size_t i = 0; i < ws.size(); ++i) {
+    if (IsTimeWord(ws[i].lower)) return true;
+    if (i + 1 < ws.size() && In(ws[i].lower, {"next", "this"}) &&
+        In(ws[i + 1].lower, {"week", "month", "year", "weekend", "time", "one"})) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// An arrangement of the group stated by a member, not as their own matter:
+// "we" or "everyone" with a plan or a date ("Next drinks we keep the same
+// booth", "Saturday works for everyone"), or two or more members' positions
+// ("Vera and Marcus in favour, Claudette against"): GROUP interaction.
+std::optional<ClauseReading> GroupArrangement(const std::vector<Word>& ws, const Readings& read,
+                                              const MessageContext& ctx) {
+  if (!ctx.group_arrangements || In(ws[0].lower, FirstPersonSubject())) return std::nullopt;
+  bool group_mention = false;
+  absl::flat_hash_set<std::string> members;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    group_mention = group_mention || (i > 0 && In(ws[i].lower, {"we", "we'll", "we're", "us",
+                                                                "everyone", "everybody", "let's"}));
+    const WriterRosterMember* m = Member(ws[i], ctx);
+    if (m != nullptr && absl::ascii_isupper(ws[i].text[0])) members.insert(m->speaker_id);
+  }
+  const bool plan = HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords());
+  if (group_mention && (plan || HasTime(ws))) return read.Group(ws, "arrangement for the group");
+  if (members.size() >= 2) return read.Group(ws, "members' positions");
+  return std::nullopt;
+}
+
 // The subject decides the owner, the meaning the layer (the header's list).
 ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   std::vector<Word> ws = c.ws;
@@ -594,6 +705,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     return read.Other(Speaker{c.label_member->speaker_id, NameOf(*c.label_member)}, ws,
                       "what holds for a member");
   }
+  if (std::optional<ClauseReading> g = GroupArrangement(ws, read, ctx)) return *g;
   if (first_person) {
     if (std::optional<ClauseReading> view = ViewOfMember(ws, read, ctx)) return *view;
   }
@@ -636,6 +748,21 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   // speaker would have someone do, not something that is so of anyone.
   if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
   if (const WriterRosterMember* m = Member(ws[0], ctx); m != nullptr) {
+    // "Cass makes a fair point about Millbrook", "Kwame is right": the
+    // speaker agrees, which is the speaker's stance; bare, an acknowledgement.
+    if (size_t agreed = AgreementLength(ws);
+        agreed > 0 && m->speaker_id != ctx.speaker.speaker_id) {
+      std::vector<Word> rest(ws.begin() + static_cast<long>(agreed), ws.end());
+      if (ContentCount(rest) < ctx.min_content) return Nothing("agreement");
+      ClauseReading r = read.Self(ws, "agreement with a member");
+      r.utype = "stance";
+      return r;
+    }
+    // "Kwame's Saturday is confirmed", "Sasha's format from now on": a
+    // decision about something of a member's, which the group adopts.
+    if (absl::EndsWith(ws[0].lower, "'s") && (HasWord(ws, DecisionWords()) || FromNowOn(ws))) {
+      return read.Group(ws, "decision on a member's proposal");
+    }
     if (m->speaker_id == ctx.speaker.speaker_id) {
       if (ws.size() < 2) return Nothing("filler");
       // "Omar owns the cost sheet" said by Omar.
@@ -645,7 +772,9 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     return read.Other(Speaker{m->speaker_id, NameOf(*m)}, ws, "named member");
   }
   if (In(w0, ThirdPronoun())) return Nothing("unresolved pronoun");
-  if (HasWord(ws, DecisionWords()) && !first_person) return read.Group(ws, "decision");
+  if ((HasWord(ws, DecisionWords()) || FromNowOn(ws)) && !first_person) {
+    return read.Group(ws, "decision");
+  }
   return read.Self(ws, "no subject of its own");
 }
 
@@ -666,7 +795,10 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
 
   // Questions without a question mark ("what happened", "anyone free").
   if (In(w0, QuestionOpeners()) && !In(w1, FirstPersonSubject())) return Nothing("question");
-  if (In(w0, Auxiliaries()) && In(w1, InvertedSubjects())) return Nothing("question");
+  if (In(w0, Auxiliaries()) &&
+      (In(w1, InvertedSubjects()) || (ws.size() > 2 && Member(ws[1], ctx) != nullptr))) {
+    return Nothing("question");  // "is Adaora ill"
+  }
 
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);

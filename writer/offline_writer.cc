@@ -126,6 +126,7 @@ class OfflineWriter final : public WriterModel {
     offline::MessageContext ctx;
     ctx.roster = &in.roster;
     ctx.min_content = params_.min_content;
+    ctx.group_arrangements = params_.group_arrangements;
     ctx.speaker = offline::Speaker{m.speaker_id, m.speaker.empty() ? m.speaker_id : m.speaker};
     // "you" is the person replied to, else the segment's previous speaker.
     std::string addressee = m.reply_to_speaker_id;

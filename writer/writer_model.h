@@ -113,6 +113,10 @@ struct OfflineWriterParams {
   // layer when their content words overlap at least this much (Jaccard);
   // 0 joins all of a person's statements in a segment into one record.
   double merge_similarity = 0.1;
+  // A clause that arranges something for the group without being the
+  // speaker's own ("we" or "everyone" with a plan or a date; two or more
+  // members' positions) is a GROUP interaction rather than the speaker's core.
+  bool group_arrangements = true;
 };
 
 // The rule-based Writer (offline provider): deterministic, no model.

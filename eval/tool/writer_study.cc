@@ -24,18 +24,24 @@ namespace {
 // The grid the constants are chosen from.
 std::vector<writer::OfflineWriterParams> Grid() {
   std::vector<writer::OfflineWriterParams> grid;
-  for (size_t min_content : {1, 2, 3, 4}) {
-    for (double merge : {0.4, 0.2, 0.1, 0.0}) grid.push_back({min_content, merge});
+  for (bool arrangements : {true, false}) {
+    for (size_t min_content : {1, 2, 3, 4}) {
+      for (double merge : {0.4, 0.2, 0.1, 0.0}) {
+        grid.push_back({min_content, merge, arrangements});
+      }
+    }
   }
   return grid;
 }
 
 std::string Describe(const writer::OfflineWriterParams& p) {
-  return absl::StrFormat("min_content %zu, merge %.1f", p.min_content, p.merge_similarity);
+  return absl::StrFormat("min_content %zu, merge %.1f, group arrangements %s", p.min_content,
+                         p.merge_similarity, p.group_arrangements ? "on" : "off");
 }
 
 bool Same(const writer::OfflineWriterParams& a, const writer::OfflineWriterParams& b) {
-  return a.min_content == b.min_content && a.merge_similarity == b.merge_similarity;
+  return a.min_content == b.min_content && a.merge_similarity == b.merge_similarity &&
+         a.group_arrangements == b.group_arrangements;
 }
 
 struct Cell {
@@ -207,7 +213,8 @@ class WriterStudy {
                                       {"messages", trajectories_[t].messages.size()},
                                       {"writer_calls", r.writer_calls},
                                       {"min_content", grid_[g].min_content},
-                                      {"merge_similarity", grid_[g].merge_similarity}});
+                                      {"merge_similarity", grid_[g].merge_similarity},
+                                      {"group_arrangements", grid_[g].group_arrangements}});
       all_.Add(c);
       if (IsSocialNetwork(names_[t])) {
         social_.Add(c);
@@ -260,17 +267,22 @@ class WriterStudy {
   std::string GridTable() const {
     std::string md =
         "\nEvery grid point on all trajectories (records per message on the "
-        "SocialMem networks):\n\n| constants | mean SL | records per message |\n"
-        "|---|---|---|\n";
+        "SocialMem networks):\n\n| constants | mean SL | mean SL, SocialMem networks | "
+        "records per message |\n|---|---|---|---|\n";
     const double n = static_cast<double>(trajectories_.size());
     for (size_t g = 0; g < grid_.size(); ++g) {
-      double sum = 0;
+      double sum = 0, social = 0;
       Shape at;
       for (size_t t = 0; t < trajectories_.size(); ++t) {
         sum += cells_[g][t].result.sl.score;
-        if (IsSocialNetwork(names_[t])) at.Add(trajectories_[t], cells_[g][t].result);
+        if (!IsSocialNetwork(names_[t])) continue;
+        social += cells_[g][t].result.sl.score;
+        at.Add(trajectories_[t], cells_[g][t].result);
       }
-      absl::StrAppendFormat(&md, "| %s | %.4f | %.2f |\n", Describe(grid_[g]), sum / n,
+      size_t networks = 0;
+      for (const auto& name : names_) networks += IsSocialNetwork(name);
+      absl::StrAppendFormat(&md, "| %s | %.4f | %.4f | %.2f |\n", Describe(grid_[g]), sum / n,
+                            social / static_cast<double>(std::max<size_t>(1, networks)),
                             static_cast<double>(at.records) / std::max<size_t>(1, at.messages));
     }
     return md;

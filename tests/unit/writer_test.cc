@@ -19,8 +19,8 @@ WriterMessage Msg(const std::string& speaker_id, const std::string& text) {
 }
 
 std::vector<WriterAction> Write(std::vector<WriterMessage> msgs, std::vector<WriterHead> heads = {},
-                                size_t max_actions = 8) {
-  auto writer = NewOfflineWriter();
+                                size_t max_actions = 8, const OfflineWriterParams& params = {}) {
+  auto writer = NewOfflineWriter(params);
   WriterInput in;
   in.roster = Roster();
   in.heads = std::move(heads);
@@ -254,6 +254,73 @@ TEST_CASE("offline Writer: a person's own need is their core, advice or a reques
   CHECK(c[0].owner == "chen");
   CHECK(c[0].source == "alice");
   CHECK(c[0].layer == "profile");
+}
+
+TEST_CASE("offline Writer: a name before a clause of its own addresses that member", "[writer]") {
+  // "Alice the venue is ..." is said to Alice; the matter is the speaker's.
+  auto a = Write({Msg("bob", "Alice the venue is a gentle ten minute walk from the station")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].content == "The venue is a gentle ten minute walk from the station");
+  // A kinship word no member goes by is an address too.
+  auto b = Write({Msg("chen", "Dad I passed the driving test this morning")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  CHECK(b[0].content == "Chen passed the driving test this morning");
+  // A name followed by its verb stays the subject.
+  auto c = Write({Msg("bob", "Alice drives a red van to the allotment")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "alice");
+  CHECK(c[0].layer == "profile");
+  // "I need" is present tense.
+  auto d = Write({Msg("dana", "I need a quiet table near the window")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Dana needs a quiet table near the window");
+}
+
+TEST_CASE("offline Writer: agreeing with a member is the speaker's stance, bare agreement nothing",
+          "[writer]") {
+  auto a = Write({Msg("dana", "Alice makes a fair point about the budget spreadsheet")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].source == "dana");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].utype == "stance");
+  for (const char* text : {"Bob is right tbh", "Chen's right", "Alice has a point"}) {
+    INFO(text);
+    auto b = Write({Msg("dana", text)});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].type == Type::kNoop);
+  }
+}
+
+TEST_CASE("offline Writer: the group's arrangements are GROUP interaction", "[writer]") {
+  // A decision on a member's proposal.
+  auto a = Write({Msg("chen", "Alice's Friday picnic is confirmed")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].layer == "interaction");
+  CHECK(a[0].source == "chen");
+  // A date and everyone; members' positions.
+  for (const char* text : {"Thursday at 7pm works for everyone, back room of the Crown",
+                           "Alice and Dana in favour of the coach, Bob against"}) {
+    INFO(text);
+    auto b = Write({Msg("chen", text)});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].owner == "GROUP");
+    CHECK(b[0].layer == "interaction");
+    // Switched off, the same clause is the speaker's.
+    OfflineWriterParams off;
+    off.group_arrangements = false;
+    auto c = Write({Msg("chen", text)}, {}, 8, off);
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].owner != "GROUP");
+  }
+  // The speaker's own plan stays theirs, even with everyone in it.
+  auto d = Write({Msg("chen", "I will bake a cake for everyone on Saturday")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "chen");
 }
 
 TEST_CASE("BuildWriter gives the offline Writer the configured constants", "[writer]") {
