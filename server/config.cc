@@ -396,7 +396,10 @@ void WriterKnobs(std::vector<Knob>* knobs) {
       BoolKnob("writer", "offline_group_arrangements",
                "Offline Writer: a clause that arranges something for the group without "
                "being the speaker's own (\"we\" or \"everyone\" with a plan or a date, two "
-               "or more members' positions) is a GROUP interaction, not the speaker's core.",
+               "or more members' positions) is a GROUP interaction, not the speaker's core. "
+               "Off by default: on, the records come closer to the reference Writer's but "
+               "System 2 rows lose precision (eval/results/writer_dev.md; `speakermem eval "
+               "rows --config`).",
                [](C* c) { return &c->memory.writer.offline.group_arrangements; }));
 }
 

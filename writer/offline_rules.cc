@@ -211,19 +211,6 @@ const Set& KinVocatives() {
   return *s;
 }
 
-// Words that open a clause of their own and so cannot follow its subject: a
-// name before one of them is a vocative ("Marcus the south face is ...").
-const Set& ClauseOpeners() {
-  static const auto* s = new Set{
-      "i",     "i'm",   "im",      "i've",   "i'll",   "i'd",      "we",    "we're",   "we'll",
-      "we've", "they",  "they're", "he",     "she",    "it's",     "there", "there's", "that's",
-      "this",  "these", "those",   "what",   "what's", "how",      "why",   "when",    "where",
-      "who",   "let",   "let's",   "please", "the",    "a",        "an",    "my",      "our",
-      "your",  "so",    "ok",      "okay",   "oh",     "honestly", "thank", "thanks",  "sorry",
-      "yes",   "yeah",  "no",      "lol",    "haha",   "omg",      "well",  "if"};
-  return *s;
-}
-
 // Common verbs in their base form: a clause opening with one is an
 // imperative, advice or a request to the person addressed.
 const Set& ImperativeVerbs() {
@@ -508,14 +495,10 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   while (changed && ws.size() > 1) {
     changed = false;
     const WriterRosterMember* m = Member(ws[0], ctx);
-    // "Priya, ...", "Priya you look ...", "Jordan are you going ...", and a
-    // name followed by what opens a clause of its own ("Marcus the south face
-    // is ...", "Mum let him ...", "Bev there's a cafe"): a name is the
-    // subject only when its verb follows.
+    // "Priya, ...", "Priya you look ...", "Jordan are you going ...".
     const bool vocative =
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
-         In(ws[1].lower, ClauseOpeners()) || Member(ws[1], ctx) != nullptr ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {

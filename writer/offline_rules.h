@@ -48,8 +48,8 @@ struct MessageContext {
   Speaker speaker;
   Speaker addressee;
   const std::vector<WriterRosterMember>* roster = nullptr;
-  size_t min_content = 2;          // OfflineWriterParams::min_content
-  bool group_arrangements = true;  // OfflineWriterParams::group_arrangements
+  size_t min_content = 2;           // OfflineWriterParams::min_content
+  bool group_arrangements = false;  // OfflineWriterParams::group_arrangements
 };
 
 struct ClauseReading {

@@ -2,10 +2,10 @@
 // actions without a model. Each message is read clause by clause
 // (writer/offline_rules.h decides what a clause is about, for whom, in which
 // layer, and states it as memory); a message's clauses about the same owner
-// and layer make one record. A record that revises a current head (or an
-// earlier record of this segment) of the same owner and layer on the same
-// matter becomes an UPDATE of it; one restating it unchanged is dropped; a
-// segment with nothing worth remembering is a NOOP.
+// and layer make one record, as do a speaker's consecutive messages. A record
+// that revises a current head (or an earlier record of this segment) of the
+// same owner and layer on the same matter becomes an UPDATE of it; one restating it unchanged is
+// dropped; a segment with nothing worth remembering is a NOOP.
 #include <algorithm>
 #include <set>
 
@@ -99,11 +99,19 @@ class OfflineWriter final : public WriterModel {
                            SIZE_MAX, h.valid_at_ms});
     }
     std::vector<WriterAction> actions;
+    std::vector<size_t> previous;  // ADDs the previous message wrote
     for (size_t i = 0; i < in.messages.size(); ++i) {
+      // A speaker's consecutive messages are often one thought split up.
+      const bool run = i > 0 && in.messages[i - 1].speaker_id == in.messages[i].speaker_id;
+      std::vector<size_t> written;
       for (WriterAction& a : Read(in, i)) {
         if (actions.size() >= in.max_actions) break;
+        if (run && JoinRun(a, previous, names, &slots, &actions, &written)) continue;
+        const size_t before = actions.size();
         Place(std::move(a), names, &slots, &actions);
+        if (actions.size() > before) written.push_back(before);
       }
+      previous = std::move(written);
     }
     if (actions.empty()) {
       WriterAction noop;
@@ -242,6 +250,27 @@ class OfflineWriter final : public WriterModel {
     }
     slots->push_back(Slot{"", a.owner, a.source, a.layer, tokens, actions->size()});
     actions->push_back(std::move(a));
+  }
+
+  // Joins `a` to the ADD of the same owner, layer and source that the
+  // speaker's previous message wrote, if any; true when joined.
+  static bool JoinRun(const WriterAction& a, const std::vector<size_t>& previous,
+                      const absl::flat_hash_set<std::string>& names, std::vector<Slot>* slots,
+                      std::vector<WriterAction>* actions, std::vector<size_t>* written) {
+    for (size_t k : previous) {
+      WriterAction& p = (*actions)[k];
+      if (p.type != WriterAction::Type::kAdd || p.owner != a.owner || p.layer != a.layer ||
+          p.source != a.source || p.content.size() + a.content.size() > kMaxJoined) {
+        continue;
+      }
+      auto slot = std::find_if(slots->begin(), slots->end(),
+                               [k](const Slot& s) { return s.action == k && s.entry_id.empty(); });
+      if (slot == slots->end()) continue;
+      Join(&p, a, ContentTokens(a.content, names), &*slot, Tokenize(a.content));
+      written->push_back(k);
+      return true;
+    }
+    return false;
   }
 
   // The same matter again within this segment: a revision replaces the

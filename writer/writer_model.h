@@ -116,7 +116,10 @@ struct OfflineWriterParams {
   // A clause that arranges something for the group without being the
   // speaker's own ("we" or "everyone" with a plan or a date; two or more
   // members' positions) is a GROUP interaction rather than the speaker's core.
-  bool group_arrangements = true;
+  // Off by default and not in the leave-one-network-out grid: on, it raises
+  // SpeakerLevenshtein on the development trajectories but lowers the System 2
+  // row precision (eval/results/writer_dev.md says by how much).
+  bool group_arrangements = false;
 };
 
 // The rule-based Writer (offline provider): deterministic, no model.

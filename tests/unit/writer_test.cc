@@ -164,8 +164,9 @@ TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") 
   CHECK(a[0].type == Type::kNoop);
   std::vector<WriterMessage> many;
   for (int i = 0; i < 20; ++i) {
-    many.push_back(Msg("bob", std::string(3, static_cast<char>('a' + i)) + " " +
-                                  std::string(4, static_cast<char>('b' + i))));
+    many.push_back(
+        Msg(i % 2 == 0 ? "bob" : "chen", std::string(3, static_cast<char>('a' + i)) + " " +
+                                             std::string(4, static_cast<char>('b' + i))));
   }
   CHECK(Write(many, {}, 8).size() == 8);
 }
@@ -256,14 +257,7 @@ TEST_CASE("offline Writer: a person's own need is their core, advice or a reques
   CHECK(c[0].layer == "profile");
 }
 
-TEST_CASE("offline Writer: a name before a clause of its own addresses that member", "[writer]") {
-  // "Alice the venue is ..." is said to Alice; the matter is the speaker's.
-  auto a = Write({Msg("bob", "Alice the venue is a gentle ten minute walk from the station")});
-  REQUIRE(a.size() == 1);
-  CHECK(a[0].owner == "bob");
-  CHECK(a[0].layer == "core");
-  CHECK(a[0].content == "The venue is a gentle ten minute walk from the station");
-  // A kinship word no member goes by is an address too.
+TEST_CASE("offline Writer: a kinship word no member goes by addresses someone", "[writer]") {
   auto b = Write({Msg("chen", "Dad I passed the driving test this morning")});
   REQUIRE(b.size() == 1);
   CHECK(b[0].owner == "chen");
@@ -273,7 +267,9 @@ TEST_CASE("offline Writer: a name before a clause of its own addresses that memb
   REQUIRE(c.size() == 1);
   CHECK(c[0].owner == "alice");
   CHECK(c[0].layer == "profile");
-  // "I need" is present tense.
+}
+
+TEST_CASE("offline Writer: 'I need' is present tense", "[writer]") {
   auto d = Write({Msg("dana", "I need a quiet table near the window")});
   REQUIRE(d.size() == 1);
   CHECK(d[0].content == "Dana needs a quiet table near the window");
@@ -295,32 +291,49 @@ TEST_CASE("offline Writer: agreeing with a member is the speaker's stance, bare 
   }
 }
 
-TEST_CASE("offline Writer: the group's arrangements are GROUP interaction", "[writer]") {
-  // A decision on a member's proposal.
+TEST_CASE("offline Writer: a decision on a member's proposal is GROUP interaction", "[writer]") {
   auto a = Write({Msg("chen", "Alice's Friday picnic is confirmed")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "GROUP");
   CHECK(a[0].layer == "interaction");
   CHECK(a[0].source == "chen");
-  // A date and everyone; members' positions.
+}
+
+TEST_CASE("offline Writer: with group_arrangements on, the group's arrangements are GROUP",
+          "[writer]") {
+  OfflineWriterParams on;
+  on.group_arrangements = true;
   for (const char* text : {"Thursday at 7pm works for everyone, back room of the Crown",
                            "Alice and Dana in favour of the coach, Bob against"}) {
     INFO(text);
-    auto b = Write({Msg("chen", text)});
+    auto b = Write({Msg("chen", text)}, {}, 8, on);
     REQUIRE(b.size() == 1);
     CHECK(b[0].owner == "GROUP");
     CHECK(b[0].layer == "interaction");
-    // Switched off, the same clause is the speaker's.
-    OfflineWriterParams off;
-    off.group_arrangements = false;
-    auto c = Write({Msg("chen", text)}, {}, 8, off);
+    // Off (the default), the same clause is read by its subject.
+    auto c = Write({Msg("chen", text)});
     REQUIRE(c.size() == 1);
     CHECK(c[0].owner != "GROUP");
   }
   // The speaker's own plan stays theirs, even with everyone in it.
-  auto d = Write({Msg("chen", "I will bake a cake for everyone on Saturday")});
+  auto d = Write({Msg("chen", "I will bake a cake for everyone on Saturday")}, {}, 8, on);
   REQUIRE(d.size() == 1);
   CHECK(d[0].owner == "chen");
+}
+
+TEST_CASE("offline Writer: a speaker's consecutive messages on one matter make one record",
+          "[writer]") {
+  auto a = Write({Msg("bob", "I found a cottage near Keswick with a wood stove"),
+                  Msg("bob", "It sleeps six and has a drying room for boots")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content.find("Keswick") != std::string::npos);
+  CHECK(a[0].content.find("drying room") != std::string::npos);
+  // Another speaker in between: two records.
+  auto b = Write({Msg("bob", "I found a cottage near Keswick with a wood stove"),
+                  Msg("chen", "I can drive up on the Friday evening"),
+                  Msg("bob", "It sleeps six and has a drying room for boots")});
+  CHECK(b.size() == 3);
 }
 
 TEST_CASE("BuildWriter gives the offline Writer the configured constants", "[writer]") {
