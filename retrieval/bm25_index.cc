@@ -62,12 +62,12 @@ uint32_t Bm25Index::Intern(absl::string_view term) {
 void Bm25Index::Add(const storage::Message& m) {
   if (doc_of_seq_.contains(m.seq)) return;
   const uint32_t doc = static_cast<uint32_t>(seqs_.size());
-  std::vector<std::string> tokens = IndexTokens(m.text);
   // Each token counts for its word and its stem; term frequencies by
   // counting runs of the sorted term ids.
   std::vector<uint32_t> terms;
-  terms.reserve(2 * tokens.size());
-  for (const auto& t : tokens) {
+  terms.reserve(64);
+  uint32_t length = 0;
+  text::ForEachIndexToken(m.text, [&](absl::string_view t) {
     const uint32_t word = Intern(t);
     // A word is stemmed once, when it is first seen.
     if (stem_of_[word] == kNoStem) {
@@ -76,7 +76,8 @@ void Bm25Index::Add(const storage::Message& m) {
     }
     terms.push_back(word);
     terms.push_back(stem_of_[word]);
-  }
+    ++length;
+  });
   std::sort(terms.begin(), terms.end());
   std::vector<Posting> forward;
   for (size_t i = 0; i < terms.size();) {
@@ -89,7 +90,7 @@ void Bm25Index::Add(const storage::Message& m) {
   }
   forward_.push_back(std::move(forward));
   seqs_.push_back(m.seq);
-  lengths_.push_back(static_cast<uint32_t>(tokens.size()));
+  lengths_.push_back(length);
   timestamps_.push_back(m.timestamp_ms);
   uint32_t sid = 0;
   if (!m.speaker_id.empty()) {
@@ -108,7 +109,7 @@ void Bm25Index::Add(const storage::Message& m) {
   in_seq_order_ = in_seq_order_ && (by_seq_.empty() || by_seq_.back().first < m.seq);
   auto pos = std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(m.seq, doc));
   by_seq_.insert(pos, {m.seq, doc});
-  total_length_ += tokens.size();
+  total_length_ += length;
 }
 
 Bm25Index::Weights Bm25Index::QueryWeights(absl::string_view text, bool stem) const {

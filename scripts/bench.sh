@@ -61,8 +61,9 @@ HEADER
 section "System 1: ingest and BM25 latency" \
 "Ingest over loopback gRPC (streaming chunks of 25 and 500 messages, WAL on,
 no fsync; client and server in one process) with the Writer and the embedder
-running, beside what the store alone and raw RocksDB reach in the same run
-(measured once derivation has caught up): raw RocksDB writing what the store
+running, beside what the store alone, the BM25 index alone (the two halves
+of an acknowledged ingest, each in process) and raw RocksDB reach in the same
+run (measured once derivation has caught up): raw RocksDB writing what the store
 writes per message (the message and its keys by message id, speaker and
 session/turn, message by message) and raw RocksDB writing one sequential key
 per message. After each load: how far the Writer and the embedder are behind

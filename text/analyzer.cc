@@ -23,12 +23,16 @@ sb_stemmer* ThreadStemmer() {
 
 }  // namespace
 
+void ForEachIndexToken(absl::string_view text, absl::FunctionRef<void(absl::string_view)> fn) {
+  ForEachToken(text, [&](absl::string_view t) {
+    if (IsStopword(t) || t == "no" || t == "not") return;
+    fn(t);
+  });
+}
+
 std::vector<std::string> IndexTokens(absl::string_view text) {
   std::vector<std::string> out;
-  for (auto& t : Tokenize(text)) {
-    if (IsStopword(t) || t == "no" || t == "not") continue;
-    out.push_back(std::move(t));
-  }
+  ForEachIndexToken(text, [&](absl::string_view t) { out.emplace_back(t); });
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 
 namespace speakermem::text {
@@ -15,6 +16,9 @@ namespace speakermem::text {
 // and "not": the stages keep negations, a bag-of-words ranker cannot use
 // them. Thread-safe.
 std::vector<std::string> IndexTokens(absl::string_view text);
+// IndexTokens' tokens handed to `fn` one by one (the view is valid during
+// the call only). Thread-safe.
+void ForEachIndexToken(absl::string_view text, absl::FunctionRef<void(absl::string_view)> fn);
 
 // The Snowball English (Porter2) stem of one case-folded token; a token of
 // non-Latin script comes back unchanged. Thread-safe (one stemmer per

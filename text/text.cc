@@ -8,7 +8,7 @@
 
 namespace speakermem::text {
 
-bool IsStopword(const std::string& token) {
+bool IsStopword(absl::string_view token) {
   static const auto* kStop = new absl::flat_hash_set<std::string>{
       "a",      "about",  "above",    "after",      "again",   "against", "all",   "am",
       "an",     "and",    "any",      "are",        "as",      "at",      "be",    "because",

@@ -10,7 +10,7 @@
 namespace speakermem::text {
 
 // English function words and question words (case-folded tokens).
-bool IsStopword(const std::string& token);
+bool IsStopword(absl::string_view token);
 
 // Tokenize(text) without stopwords, in order, duplicates kept.
 std::vector<std::string> ContentTokens(absl::string_view text);

@@ -64,28 +64,47 @@ bool IsCjk(int cp) {
          (cp >= 0xAC00 && cp <= 0xD7AF);      // Hangul syllables
 }
 
-std::vector<std::string> Tokenize(absl::string_view text) {
-  std::vector<std::string> tokens;
+void ForEachToken(absl::string_view text, absl::FunctionRef<void(absl::string_view)> fn) {
   std::string current;
   size_t pos = 0;
   while (pos < text.size()) {
-    int32_t cp = DecodeUtf8(text, &pos);
-    Kind kind = Classify(cp);
-    if (kind == Kind::kWord) {
-      AppendFolded(cp, &current);
-      continue;
+    const auto byte = static_cast<unsigned char>(text[pos]);
+    Kind kind;
+    int32_t cp;
+    if (byte < 0x80) {  // ASCII: no decoding, no Unicode tables
+      ++pos;
+      cp = byte;
+      const bool alnum = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                         (byte >= '0' && byte <= '9');
+      if (alnum) {
+        current.push_back(static_cast<char>(byte >= 'A' && byte <= 'Z' ? byte + 32 : byte));
+        continue;
+      }
+      kind = Kind::kSeparator;
+    } else {
+      cp = DecodeUtf8(text, &pos);
+      kind = Classify(cp);
+      if (kind == Kind::kWord) {
+        AppendFolded(cp, &current);
+        continue;
+      }
     }
     if (!current.empty()) {
-      tokens.push_back(std::move(current));
+      fn(current);
       current.clear();
     }
     if (kind == Kind::kCjk) {
       std::string t;
       AppendUtf8(cp, &t);
-      tokens.push_back(std::move(t));
+      fn(t);
     }
   }
-  if (!current.empty()) tokens.push_back(std::move(current));
+  if (!current.empty()) fn(current);
+}
+
+std::vector<std::string> Tokenize(absl::string_view text) {
+  std::vector<std::string> tokens;
+  ForEachToken(text, [&](absl::string_view t) { tokens.emplace_back(t); });
   return tokens;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 
 namespace speakermem::text {
@@ -16,6 +17,10 @@ namespace speakermem::text {
 // Everything else separates tokens. Invalid UTF-8 bytes separate tokens.
 // Thread-safe.
 std::vector<std::string> Tokenize(absl::string_view text);
+
+// Tokenize's tokens, in order, handed to `fn` one by one without building a
+// list (the view is valid during the call only). Thread-safe.
+void ForEachToken(absl::string_view text, absl::FunctionRef<void(absl::string_view)> fn);
 
 // True for code points tokenized one per token (Han, kana, Hangul).
 bool IsCjk(int cp);
