@@ -9,14 +9,19 @@
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
 //     says what the speaker would have someone do, not what is so;
 //   * leading discourse markers ("yeah", "honestly", "anyway") and
-//     vocatives ("Priya, ...") are dropped, a vocative naming the addressee;
+//     vocatives ("Priya, ...", a kinship word no member goes by: "Mum ...")
+//     are dropped, a vocative naming the addressee;
+//   * agreeing with a member's point ("Cass makes a fair point about ...")
+//     is the speaker's stance, bare agreement ("Kwame is right") nothing;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,
 //     a roster name that member, "we"/"let's" the group; a clause with no
 //     subject of its own ("Near Soho is good") is the speaker's;
-//   * the layer follows the meaning: the group's plans and decisions are
-//     GROUP interaction, its norms GROUP insight, what one member says of
-//     another that member's profile (source: the speaker), a person's own
-//     facts, needs and stances their core;
+//   * the layer follows the meaning: the group's plans and decisions
+//     (also on a member's proposal: "Kwame's Saturday is confirmed", "...
+//     from now on", and with group_arrangements on a member's arrangement
+//     for everyone) are GROUP interaction, its norms GROUP insight, what one
+//     member says of another that member's profile (source: the speaker), a
+//     person's own facts, needs and stances their core;
 // and the clause is rewritten in the third person with the owner, when it
 // is the clause's subject, left implicit (the record is filed under them).
 #ifndef SPEAKERMEM_WRITER_OFFLINE_RULES_H_
