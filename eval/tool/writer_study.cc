@@ -106,6 +106,7 @@ class WriterStudy {
     absl::StatusOr<std::string> arrangements = ArrangementsText();
     if (!arrangements.ok()) return Error(arrangements.status());
     md += *arrangements;
+    md += CeilingText();
     md += GridTable();
     out_["mean_speaker_levenshtein"] = all_.sl / n;
     out_["mean_baseline"] = all_.base / n;
@@ -191,6 +192,48 @@ class WriterStudy {
         "chain %.4f, memory reward %.4f. `speakermem eval rows --config` with it on shows what "
         "it does to the System 2 rows.\n",
         on.n, on.sl / n, social_.sl / n, on.chain / n, on.mem / n);
+  }
+
+  // Where the held-out score is lost (diagnostic; it chooses nothing): the
+  // SocialMem mean if our GROUP records were the reference's, and if each
+  // record took the owner, source and layer of the reference record its
+  // content matches best.
+  std::string CeilingText() const {
+    double group = 0, coords = 0;
+    size_t n = 0;
+    for (size_t t = 0; t < trajectories_.size(); ++t) {
+      if (!IsSocialNetwork(names_[t])) continue;
+      const eval::WriterEvalResult& r = cells_[Choose(t)][t].result;
+      const std::vector<writer::StateEntry>& ref = r.reference.entries;
+      std::vector<writer::StateEntry> with_group, with_coords;
+      for (const auto& e : r.predicted.entries) {
+        if (e.owner != writer::kGroupOwner) with_group.push_back(e);
+        writer::StateEntry moved = e;
+        double best = -1;
+        for (const auto& f : ref) {
+          const double m = writer::SoftMatch(e.content, f.content);
+          if (m <= best) continue;
+          best = m;
+          moved.owner = f.owner;
+          moved.source = f.source;
+          moved.layer = f.layer;
+        }
+        with_coords.push_back(std::move(moved));
+      }
+      for (const auto& f : ref) {
+        if (f.owner == writer::kGroupOwner) with_group.push_back(f);
+      }
+      group += writer::SpeakerLevenshtein(with_group, ref).score;
+      coords += writer::SpeakerLevenshtein(with_coords, ref).score;
+      ++n;
+    }
+    if (n == 0) return "";
+    return absl::StrFormat(
+        "\nWhere the score is lost (diagnostic, held-out constants; it chooses nothing): mean "
+        "SL on the %zu SocialMem networks %.4f with the reference's GROUP records in place of "
+        "ours, %.4f with each of our records given the owner, source and layer of the "
+        "reference record whose content it matches best (SoftMatch).\n",
+        n, group / static_cast<double>(n), coords / static_cast<double>(n));
   }
 
   // The grid point with the best mean SpeakerLevenshtein over every
