@@ -262,6 +262,13 @@ TEST_CASE("offline Writer: a kinship word no member goes by addresses someone", 
   REQUIRE(b.size() == 1);
   CHECK(b[0].owner == "chen");
   CHECK(b[0].content == "Chen passed the driving test this morning");
+  // Endearments and "I mean" open a clause without being part of it.
+  auto e = Write({Msg("dana", "My darlings, the cottage has a hot tub")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].content == "The cottage has a hot tub");
+  auto f = Write({Msg("dana", "I mean I can try to come after the exams")});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].content == "Dana can try to come after the exams");
   // A name followed by its verb stays the subject.
   auto c = Write({Msg("bob", "Alice drives a red van to the allotment")});
   REQUIRE(c.size() == 1);
@@ -297,6 +304,20 @@ TEST_CASE("offline Writer: a decision on a member's proposal is GROUP interactio
   CHECK(a[0].owner == "GROUP");
   CHECK(a[0].layer == "interaction");
   CHECK(a[0].source == "chen");
+  auto b = Write({Msg("chen", "Dana's rota for the kitchen from now on")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+}
+
+TEST_CASE("offline Writer: a question naming a member without a question mark is NOOP",
+          "[writer]") {
+  for (const char* text : {"is Alice coming to the allotment", "does Bob still have the van"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
 }
 
 TEST_CASE("offline Writer: with group_arrangements on, the group's arrangements are GROUP",
