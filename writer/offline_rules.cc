@@ -222,7 +222,7 @@ const Set& ImperativeVerbs() {
       "save",     "say",     "send",  "show",  "skip",    "sleep",   "sort",  "spend",    "stay",
       "stop",     "submit",  "take",  "tell",  "text",    "treat",   "trust", "try",      "use",
       "wait",     "watch",   "write", "be",    "believe", "breathe", "chill", "stick",    "share",
-      "shout",    "message", "drop",  "swing", "pop",     "let"};
+      "shout",    "message", "drop",  "swing", "pop"};
   return *s;
 }
 

@@ -4,8 +4,9 @@
 // layer, and states it as memory); a message's clauses about the same owner
 // and layer make one record, as do a speaker's consecutive messages. A record
 // that revises a current head (or an earlier record of this segment) of the
-// same owner and layer on the same matter becomes an UPDATE of it; one restating it unchanged is
-// dropped; a segment with nothing worth remembering is a NOOP.
+// same owner and layer on the same matter becomes an UPDATE of it; one
+// restating it unchanged is dropped; a segment with nothing worth remembering
+// is a NOOP.
 #include <algorithm>
 #include <set>
 
