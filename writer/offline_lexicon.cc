@@ -77,6 +77,10 @@ const Set& QuestionOpeners() {
                                  "which", "anyone", "anybody", "whose", "wanna", "want"};
   return *s;
 }
+const Set& WhWords() {
+  static const auto* s = new Set{"what", "who", "where", "when", "why", "how", "which"};
+  return *s;
+}
 const Set& Auxiliaries() {
   static const auto* s = new Set{
       "do",     "does",  "did",  "are", "is",  "was", "were",  "can", "could", "would",  "will",
@@ -147,6 +151,14 @@ const Set& ImperativeVerbs() {
       "stop",     "submit",  "take",  "tell",  "text",    "treat",   "trust", "try",      "use",
       "wait",     "watch",   "write", "be",    "believe", "breathe", "chill", "stick",    "share",
       "shout",    "message", "drop",  "swing", "pop"};
+  return *s;
+}
+
+const Set& Hedges() {
+  static const auto* s = new Set{"just",      "actually",  "honestly",   "really",    "genuinely",
+                                 "literally", "basically", "totally",    "seriously", "obviously",
+                                 "ngl",       "tbh",       "lol",        "haha",      "lmao",
+                                 "though",    "tho",       "absolutely", "truly",     "kinda"};
   return *s;
 }
 

@@ -27,6 +27,7 @@ const Set& Demonstrative();
 // What opens a question without its mark: wh-words, auxiliaries and the
 // subjects an auxiliary is inverted with ("are you", "does anyone").
 const Set& QuestionOpeners();
+const Set& WhWords();
 const Set& Auxiliaries();
 const Set& InvertedSubjects();
 // The meaning of a clause: a plan, a decision, a norm, a stance, a view.
@@ -40,6 +41,9 @@ const Set& KinVocatives();
 // Common verbs in their base form: a clause opening with one is advice or a
 // request to the person addressed.
 const Set& ImperativeVerbs();
+// Hedges and intensifiers that colour a clause and say nothing of its matter
+// ("I'm genuinely tired" is "tired"): dropped wherever they stand.
+const Set& Hedges();
 // Words that may sit between a subject and its verb ("I actually enjoy").
 bool IsAdverb(const std::string& w);
 // The verb form after a third-person subject ("have" -> "has").

@@ -300,10 +300,14 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   while (changed && ws.size() > 1) {
     changed = false;
     const WriterRosterMember* m = Member(ws[0], ctx);
-    // "Priya, ...", "Priya you look ...", "Jordan are you going ...".
+    // "Priya, ...", "Priya you look ...", "Jordan are you going ...", and
+    // a name before a question or the group's clause: "Rashida what were
+    // the four", "Yusuf we went on a Saturday".
     const bool vocative =
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
+        !absl::EndsWith(ws[0].lower, "'s") &&
         (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
+         In(ws[1].lower, {"we", "we're", "we'll", "we've"}) || In(ws[1].lower, WhWords()) ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {
@@ -550,6 +554,63 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   return read.Self(ws, "no subject of its own");
 }
 
+// The clause without its hedges and intensifiers; "not really" keeps its
+// "really", and a clause made only of them is kept as it is.
+std::vector<Word> DropHedges(std::vector<Word> ws) {
+  std::vector<Word> out;
+  std::string previous;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const bool negated = previous == "not" || absl::EndsWith(previous, "n't");
+    previous = ws[i].lower;
+    if (!In(ws[i].lower, Hedges()) || (negated && ws[i].lower == "really")) {
+      out.push_back(std::move(ws[i]));
+    } else if (!out.empty() && out.back().tail.empty()) {
+      out.back().tail = ws[i].tail;  // "good though, ..." keeps its comma
+    }
+  }
+  return out.empty() ? ws : out;
+}
+
+// Where someone is at this moment ("on my way", "running ten minutes
+// behind", "heading out in 10", "see everyone Sunday"): true now, not worth
+// remembering.
+bool MomentaryStatus(const std::vector<Word>& ws) {
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const std::string& w = ws[i].lower;
+    const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
+    const std::string after = i + 2 < ws.size() ? ws[i + 2].lower : "";
+    if (w == "omw" || (w == "on" && next == "my" && after == "way")) {
+      return true;
+    }
+    if (w == "running") {
+      for (size_t j = i + 1; j < ws.size() && j < i + 5; ++j) {
+        if (In(ws[j].lower, {"late", "behind", "early"})) return true;
+      }
+    }
+    if (In(w, {"heading", "leaving", "setting"}) && In(next, {"out", "off", "now", "over"})) {
+      return true;
+    }
+    if (next == "there" &&
+        (In(w, {"almost", "nearly"}) || (In(w, {"be", "get"}) && after == "in"))) {
+      return true;
+    }
+    if (w == "see" && In(next, {"you", "u", "ya", "everyone", "everybody", "y'all"})) {
+      return true;
+    }
+    if ((w == "here" && next == "now") ||
+        (w == "arrived" && (next.empty() || In(next, {"now", "here"})))) {
+      return true;
+    }
+    // "been here ten minutes", not "I've been here before".
+    if (w == "been" && next == "here" &&
+        (In(after, {"ages", "for", "since", "an", "half", "five", "ten", "twenty"}) ||
+         (!after.empty() && absl::ascii_isdigit(after[0])))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
@@ -557,7 +618,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (trimmed.empty()) return Nothing("empty");
   // A question is evidence of interest, not a fact (its answer may be one).
   if (trimmed.back() == '?') return Nothing("question");
-  std::vector<Word> words = Words(trimmed);
+  std::vector<Word> words = DropHedges(Words(trimmed));
   if (words.empty()) return Nothing("empty");
   const Stripped c = Strip(std::move(words), ctx);
   const std::vector<Word>& ws = c.ws;
@@ -572,6 +633,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
     return Nothing("question");  // "is Adaora ill"
   }
 
+  if (MomentaryStatus(ws)) return Nothing("momentary status");
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);
   if (content == 0 || AllIn(ws, Phatic())) return Nothing("acknowledgement");

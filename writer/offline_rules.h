@@ -7,10 +7,13 @@
 // emoji used as punctuation). Each clause is read in turn:
 //   * questions, acknowledgements, reactions and filler carry nothing, nor
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
-//     says what the speaker would have someone do, not what is so;
-//   * leading discourse markers ("yeah", "honestly", "anyway") and
-//     vocatives ("Priya, ...", a kinship word no member goes by: "Mum ...")
-//     are dropped, a vocative naming the addressee;
+//     says what the speaker would have someone do, not what is so; nor
+//     does where someone is at this moment ("on my way", "running late");
+//   * hedges and intensifiers ("just", "genuinely", "though") are dropped
+//     wherever they stand, leading discourse markers ("yeah", "anyway") and
+//     vocatives ("Priya, ...", "Rashida what ...", "Yusuf we ...", a kinship
+//     word no member goes by: "Mum ...") too, a vocative naming the
+//     addressee;
 //   * agreeing with a member's point ("Cass makes a fair point about ...")
 //     is the speaker's stance, bare agreement ("Kwame is right") nothing;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,

@@ -48,9 +48,9 @@ TEST_CASE("offline Writer: first-person stances go to the speaker's core", "[wri
 }
 
 TEST_CASE("offline Writer: a manner adverb after 'I' is not conjugated", "[writer]") {
-  auto a = Write({Msg("bob", "I genuinely enjoy long train rides.")});
+  auto a = Write({Msg("bob", "I secretly enjoy long train rides.")});
   REQUIRE(a.size() == 1);
-  CHECK(a[0].content == "Bob genuinely enjoys long train rides");
+  CHECK(a[0].content == "Bob secretly enjoys long train rides");
 }
 
 TEST_CASE("offline Writer: the speaker's own team needing something is not a group plan",
@@ -216,7 +216,7 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
                   Msg("alice", "Dana, you look really well after the holiday")});
   REQUIRE(d.size() == 2);
   CHECK(d[1].owner == "dana");
-  CHECK(d[1].content == "Dana looks really well after the holiday");
+  CHECK(d[1].content == "Dana looks well after the holiday");
 
   // A member's name as a label: what holds for that member, said by the speaker.
   auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
@@ -320,6 +320,50 @@ TEST_CASE("offline Writer: a question naming a member without a question mark is
   }
 }
 
+TEST_CASE("offline Writer: hedges and intensifiers do not reach the record", "[writer]") {
+  auto a = Write({Msg("dana", "I'm genuinely exhausted from the allotment move")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Dana is exhausted from the allotment move");
+  auto b = Write({Msg("dana", "The new bakery on Elm Road is really good though")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "The new bakery on Elm Road is good");
+  // "not really" is a different statement from "not".
+  auto c = Write({Msg("dana", "I don't really like olives on pizza")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Dana doesn't really like olives on pizza");
+}
+
+TEST_CASE("offline Writer: where someone is at this moment is NOOP", "[writer]") {
+  for (const char* text : {"On my way, running ten minutes behind", "Heading out in 10 mins",
+                           "Almost there with the cake", "Great, see everyone Saturday",
+                           "Been here twenty minutes at the corner table"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  // Having been somewhere before is worth remembering.
+  auto b = Write({Msg("chen", "I've been here before for the tasting menu")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].type == Type::kAdd);
+  CHECK(b[0].owner == "chen");
+}
+
+TEST_CASE("offline Writer: a name before a question or the group's clause addresses someone",
+          "[writer]") {
+  auto a = Write({Msg("chen", "Bob what did the plumber say about the boiler")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kNoop);
+  auto b = Write({Msg("chen", "Alice we went to the coast on a Saturday last time")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  CHECK(b[0].layer == "core");
+  // A member's possessive is not an address.
+  auto c = Write({Msg("chen", "Alice's van broke down on the ring road")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "alice");
+}
+
 TEST_CASE("offline Writer: with group_arrangements on, the group's arrangements are GROUP",
           "[writer]") {
   OfflineWriterParams on;
@@ -382,7 +426,7 @@ TEST_CASE("offline Writer: emoji end a clause and do not reach the record", "[wr
       {Msg("bob", "just got covered by TechCrunch \xF0\x9F\x94\xA5 might make it after all")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "bob");
-  CHECK(a[0].content == "Just got covered by TechCrunch, might make it after all");
+  CHECK(a[0].content == "Got covered by TechCrunch, might make it after all");
 }
 
 TEST_CASE("offline Writer: a revision of a plan without the plan's words is an UPDATE",
