@@ -153,7 +153,13 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
       } else if (lw == "i've") {
         repl = self + " has";
       } else if (lw == "i'd") {
-        repl = self + " would";
+        // "I'd been", "I'd gone": had; "I'd love": would.
+        const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
+        const bool had =
+            (absl::EndsWith(next, "ed") && !absl::EndsWith(next, "eed")) ||
+            In(next, {"been", "had", "gone", "done", "seen", "known", "taken", "given", "got",
+                      "forgotten", "heard", "found", "left", "told", "made", "bought"});
+        repl = self + (had ? " had" : " would");
       } else if (lw == "i'll") {
         repl = self + " will";
       } else if (lw == "my" || lw == "mine") {
@@ -301,13 +307,15 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
     changed = false;
     const WriterRosterMember* m = Member(ws[0], ctx);
     // "Priya, ...", "Priya you look ...", "Jordan are you going ...", and
-    // a name before a question or the group's clause: "Rashida what were
-    // the four", "Yusuf we went on a Saturday".
+    // a name before a question, the group's clause or a reaction: "Rashida
+    // what were the four", "Yusuf we went on a Saturday", "Luca that's it".
     const bool vocative =
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         !absl::EndsWith(ws[0].lower, "'s") &&
         (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
          In(ws[1].lower, {"we", "we're", "we'll", "we've"}) || In(ws[1].lower, WhWords()) ||
+         In(ws[1].lower, {"that", "that's", "thats", "this", "it", "it's", "its", "there's",
+                          "thank", "thanks", "please"}) ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {
@@ -513,6 +521,10 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   if (In(w0, SecondPersonSubject())) {
     if (c.addressee.speaker_id.empty() || c.addressee.speaker_id == ctx.speaker.speaker_id) {
       return Nothing("unknown addressee");
+    }
+    // "You two are the same person", "you all did well": several people.
+    if (In(w1, {"two", "both", "all", "guys", "lot", "three", "lads", "people"})) {
+      return Nothing("several addressees");
     }
     return read.Other(c.addressee, ws, "addressee");
   }

@@ -349,8 +349,9 @@ TEST_CASE("offline Writer: where someone is at this moment is NOOP", "[writer]")
   CHECK(b[0].owner == "chen");
 }
 
-TEST_CASE("offline Writer: a name before a question or the group's clause addresses someone",
-          "[writer]") {
+TEST_CASE(
+    "offline Writer: a name before a question, the group's clause or a reaction addresses someone",
+    "[writer]") {
   auto a = Write({Msg("chen", "Bob what did the plumber say about the boiler")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].type == Type::kNoop);
@@ -358,10 +359,33 @@ TEST_CASE("offline Writer: a name before a question or the group's clause addres
   REQUIRE(b.size() == 1);
   CHECK(b[0].owner == "chen");
   CHECK(b[0].layer == "core");
-  // A member's possessive is not an address.
+  // A name before a reaction or thanks: the reaction is still NOOP.
+  auto r = Write({Msg("chen", "Bob that is such a lovely idea for the garden")});
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].type == Type::kNoop);
+  auto t = Write({Msg("chen", "Dana thank you so much for the lift home")});
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].content.find("Dana thank") == std::string::npos);
+  // A member's possessive is not an address, nor is a name before its verb.
+  auto d = Write({Msg("chen", "Bob looks well after the holiday in Crete")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "bob");
   auto c = Write({Msg("chen", "Alice's van broke down on the ring road")});
   REQUIRE(c.size() == 1);
   CHECK(c[0].owner == "alice");
+}
+
+TEST_CASE("offline Writer: 'I'd been' is had, 'I'd love' would; 'you two' is no one member",
+          "[writer]") {
+  auto a = Write({Msg("dana", "I'd been looking for that pressing for years")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Dana had been looking for that pressing for years");
+  auto b = Write({Msg("dana", "I'd love a copy of the recipe for the stew")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Dana would love a copy of the recipe for the stew");
+  auto c = Write({Msg("alice", "Bob, you two are the same person with the spreadsheets")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].type == Type::kNoop);
 }
 
 TEST_CASE("offline Writer: with group_arrangements on, the group's arrangements are GROUP",
