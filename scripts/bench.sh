@@ -73,8 +73,9 @@ message embedded). Then a bulk load of 1,000 channels x 1,000 messages over
 ingested (the Writer and the embedder still at work): the BM25 index alone,
 the Query RPC in BM25-only mode, and the full pipeline with the offline
 answer called in process on the server's engine beside the same call as a
-Query RPC, the three interleaved question by question; the last line is what
-the RPC adds." \
+Query RPC, and a GetRoster RPC (six roster entries: the floor any RPC pays
+under the same load), the four interleaved question by question; the last
+two lines are what the RPC adds, and what it adds beyond that floor." \
   build/bench/system1_bench
 
 section "Retrieve latency" \
