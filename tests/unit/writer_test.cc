@@ -375,7 +375,7 @@ TEST_CASE(
   CHECK(c[0].owner == "alice");
 }
 
-TEST_CASE("offline Writer: 'I'd been' is had, 'I'd love' would; 'you two' is no one member",
+TEST_CASE("offline Writer: 'I'd been' is had, 'I'd love' would, 'you two' is no one member",
           "[writer]") {
   auto a = Write({Msg("dana", "I'd been looking for that pressing for years")});
   REQUIRE(a.size() == 1);
