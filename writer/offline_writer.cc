@@ -176,8 +176,17 @@ class OfflineWriter final : public WriterModel {
       a.content = c.content;
       out.push_back(std::move(a));
     }
-    for (auto& a : out)
+    for (auto& a : out) {
       a.content[0] = absl::ascii_toupper(static_cast<unsigned char>(a.content[0]));
+      // What one member says of another is their word, and reads as such.
+      if (a.layer == "profile") {
+        // "Bob says no flights after nine", "Bob says Dana looks well".
+        const std::string first = absl::AsciiStrToLower(a.content.substr(0, a.content.find(' ')));
+        if (text::IsStopword(first) || first == "no" || first == "not")
+          a.content[0] = absl::ascii_tolower(static_cast<unsigned char>(a.content[0]));
+        a.content = absl::StrCat(ctx.speaker.name, " says ", a.content);
+      }
+    }
     return out;
   }
 

@@ -85,7 +85,7 @@ TEST_CASE("offline Writer: 'A says B ...' is owner B, source A", "[writer]") {
   CHECK(b[0].owner == "chen");
   CHECK(b[0].source == "dana");
   CHECK(b[0].utype == "stance");
-  CHECK(b[0].content == "Chen always volunteers for the workshops");
+  CHECK(b[0].content == "Dana says Chen always volunteers for the workshops");
 }
 
 TEST_CASE("offline Writer: decisions and norms go to GROUP layers", "[writer]") {
@@ -203,7 +203,7 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(b[1].owner == "bob");
   CHECK(b[1].source == "alice");
   CHECK(b[1].layer == "profile");
-  CHECK(b[1].content == "Bob could have texted before ten, to be fair");
+  CHECK(b[1].content == "Alice says Bob could have texted before ten, to be fair");
 
   // Without a reply target: the segment's previous speaker.
   auto c = Write({Msg("chen", "Sorry, the investor call ran over"),
@@ -216,7 +216,7 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
                   Msg("alice", "Dana, you look really well after the holiday")});
   REQUIRE(d.size() == 2);
   CHECK(d[1].owner == "dana");
-  CHECK(d[1].content == "Dana looks well after the holiday");
+  CHECK(d[1].content == "Alice says Dana looks well after the holiday");
 
   // A member's name as a label: what holds for that member, said by the speaker.
   auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
@@ -224,7 +224,7 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(e[0].owner == "chen");
   CHECK(e[0].source == "bob");
   CHECK(e[0].layer == "profile");
-  CHECK(e[0].content == "No flights after nine this month");
+  CHECK(e[0].content == "Bob says no flights after nine this month");
 }
 
 TEST_CASE("offline Writer: a person's own need is their core, advice or a request nothing",
