@@ -2,7 +2,8 @@
 // actions without a model. Each message is read clause by clause
 // (writer/offline_rules.h decides what a clause is about, for whom, in which
 // layer, and states it as memory); a message's clauses about the same owner
-// and layer make one record, as do a speaker's consecutive messages. A record
+// and layer make one record, as do a speaker's consecutive messages; what one
+// member says of another reads as their word ("Dana says Bob ..."). A record
 // that revises a current head (or an earlier record of this segment) of the
 // same owner and layer on the same matter becomes an UPDATE of it; one
 // restating it unchanged is dropped; a segment with nothing worth remembering
