@@ -307,8 +307,11 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
     changed = false;
     const WriterRosterMember* m = Member(ws[0], ctx);
     // "Priya, ...", "Priya you look ...", "Jordan are you going ...", and
-    // a name before a question, the group's clause or a reaction: "Rashida
-    // what were the four", "Yusuf we went on a Saturday", "Luca that's it".
+    // a name before a question, the group's clause, a reaction, a clause of
+    // its own or a request: "Rashida what were the four", "Yusuf we went on
+    // a Saturday", "Luca that's it", "Marcus the south face is gentle",
+    // "Claudette tell us about Maple Street" (not "I ...": "Kwame I'm so
+    // sorry" stays Kwame's, which measured better).
     const bool vocative =
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         !absl::EndsWith(ws[0].lower, "'s") &&
@@ -316,6 +319,8 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
          In(ws[1].lower, {"we", "we're", "we'll", "we've"}) || In(ws[1].lower, WhWords()) ||
          In(ws[1].lower, {"that", "that's", "thats", "this", "it", "it's", "its", "there's",
                           "thank", "thanks", "please"}) ||
+         In(ws[1].lower, {"the", "they", "they're", "there"}) ||
+         In(ws[1].lower, ImperativeVerbs()) ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {

@@ -366,6 +366,14 @@ TEST_CASE(
   auto t = Write({Msg("chen", "Dana thank you so much for the lift home")});
   REQUIRE(t.size() == 1);
   CHECK(t[0].content.find("Dana thank") == std::string::npos);
+  // A name before a clause of its own, or before a request.
+  auto g = Write({Msg("chen", "Alice the south path is a gentle grassy slope")});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].owner == "chen");
+  CHECK(g[0].content == "The south path is a gentle grassy slope");
+  auto h = Write({Msg("chen", "Dana tell us about the allotment in the nineties")});
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].type == Type::kNoop);
   // A member's possessive is not an address, nor is a name before its verb.
   auto d = Write({Msg("chen", "Bob looks well after the holiday in Crete")});
   REQUIRE(d.size() == 1);
