@@ -336,7 +336,7 @@ TEST_CASE("offline Writer: hedges and intensifiers do not reach the record", "[w
 TEST_CASE("offline Writer: where someone is at this moment is NOOP", "[writer]") {
   for (const char* text : {"On my way, running ten minutes behind", "Heading out in 10 mins",
                            "Almost there with the cake", "Great, see everyone Saturday",
-                           "Been here twenty minutes at the corner table"}) {
+                           "Been here twenty minutes at the corner table", "Sorry Alice"}) {
     INFO(text);
     auto a = Write({Msg("chen", text)});
     REQUIRE(a.size() == 1);
