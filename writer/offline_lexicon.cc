@@ -129,6 +129,13 @@ const Set& ViewVerbs() {
   return *s;
 }
 
+const Set& AfterAddress() {
+  static const auto* s = new Set{"we",     "we're",  "we'll", "we've", "that",   "that's",  "thats",
+                                 "this",   "it",     "it's",  "its",   "there",  "there's", "thank",
+                                 "thanks", "please", "the",   "they",  "they're"};
+  return *s;
+}
+
 // Kinship and endearment terms used to address someone ("Mum, ...") when no
 // member of the roster goes by them.
 const Set& KinVocatives() {

@@ -36,6 +36,9 @@ const Set& DecisionWords();
 const Set& NormWords();
 const Set& StanceWords();
 const Set& ViewVerbs();
+// Words that, right after a member's name, show the name addresses them
+// ("Yusuf we went ...", "Luca that's it", "Marcus the south face ...").
+const Set& AfterAddress();
 // Kinship and endearment terms used to address someone ("Mum, ...").
 const Set& KinVocatives();
 // Common verbs in their base form: a clause opening with one is advice or a

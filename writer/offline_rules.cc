@@ -316,10 +316,7 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         !absl::EndsWith(ws[0].lower, "'s") &&
         (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
-         In(ws[1].lower, {"we", "we're", "we'll", "we've"}) || In(ws[1].lower, WhWords()) ||
-         In(ws[1].lower, {"that", "that's", "thats", "this", "it", "it's", "its", "there's",
-                          "thank", "thanks", "please"}) ||
-         In(ws[1].lower, {"the", "they", "they're", "there"}) ||
+         In(ws[1].lower, AfterAddress()) || In(ws[1].lower, WhWords()) ||
          In(ws[1].lower, ImperativeVerbs()) ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));

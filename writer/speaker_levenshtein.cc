@@ -222,12 +222,60 @@ double MaxWeightMatching(const std::vector<std::vector<double>>& weights, std::v
   return total;
 }
 
+namespace {
+
+// One owner bucket aligned: the total matched weight, and each predicted
+// entry's match (0 when unpaired).
+double AlignBucket(const std::vector<const StateEntry*>& ps,
+                   const std::vector<const StateEntry*>& rs, std::vector<double>* each) {
+  std::vector<std::vector<double>> w(ps.size(), std::vector<double>(rs.size(), 0.0));
+  for (size_t i = 0; i < ps.size(); ++i) {
+    for (size_t j = 0; j < rs.size(); ++j) {
+      // Coordinate gate: owner (the bucket), source and layer must agree.
+      if (ps[i]->source != rs[j]->source ||
+          NormalizeLayerName(ps[i]->layer) != NormalizeLayerName(rs[j]->layer)) {
+        continue;
+      }
+      w[i][j] = SoftMatch(ps[i]->content, rs[j]->content);
+    }
+  }
+  std::vector<int> match;
+  const double total = MaxWeightMatching(w, &match);
+  each->assign(ps.size(), 0.0);
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (match[i] >= 0) (*each)[i] = w[i][static_cast<size_t>(match[i])];
+  }
+  return total;
+}
+
+using Buckets = std::map<std::string, std::vector<const StateEntry*>>;
+Buckets ByOwner(const std::vector<StateEntry>& entries) {
+  Buckets b;
+  for (const auto& e : entries) b[e.owner].push_back(&e);
+  return b;
+}
+
+}  // namespace
+
+std::vector<double> AlignedMatches(const std::vector<StateEntry>& pred,
+                                   const std::vector<StateEntry>& ref) {
+  Buckets pb = ByOwner(pred), rb = ByOwner(ref);
+  std::map<const StateEntry*, double> got;
+  for (const auto& [owner, ps] : pb) {
+    std::vector<double> each;
+    AlignBucket(ps, rb[owner], &each);
+    for (size_t i = 0; i < ps.size(); ++i) got[ps[i]] = each[i];
+  }
+  std::vector<double> out;
+  out.reserve(pred.size());
+  for (const auto& e : pred) out.push_back(got[&e]);
+  return out;
+}
+
 SpeakerLevenshteinResult SpeakerLevenshtein(const std::vector<StateEntry>& pred,
                                             const std::vector<StateEntry>& ref) {
   SpeakerLevenshteinResult res;
-  std::map<std::string, std::vector<const StateEntry*>> pb, rb;
-  for (const auto& e : pred) pb[e.owner].push_back(&e);
-  for (const auto& e : ref) rb[e.owner].push_back(&e);
+  Buckets pb = ByOwner(pred), rb = ByOwner(ref);
   std::set<std::string> owners;
   for (const auto& [o, v] : pb) owners.insert(o);
   for (const auto& [o, v] : rb) owners.insert(o);
@@ -239,18 +287,8 @@ SpeakerLevenshteinResult SpeakerLevenshtein(const std::vector<StateEntry>& pred,
   for (const auto& owner : owners) {
     const auto& ps = pb[owner];
     const auto& rs = rb[owner];
-    std::vector<std::vector<double>> w(ps.size(), std::vector<double>(rs.size(), 0.0));
-    for (size_t i = 0; i < ps.size(); ++i) {
-      for (size_t j = 0; j < rs.size(); ++j) {
-        // Coordinate gate: owner (the bucket), source and layer must agree.
-        if (ps[i]->source != rs[j]->source ||
-            NormalizeLayerName(ps[i]->layer) != NormalizeLayerName(rs[j]->layer)) {
-          continue;
-        }
-        w[i][j] = SoftMatch(ps[i]->content, rs[j]->content);
-      }
-    }
-    double matched = MaxWeightMatching(w);
+    std::vector<double> each;
+    const double matched = AlignBucket(ps, rs, &each);
     double f = ps.empty() && rs.empty() ? 1.0 : 2.0 * matched / (ps.size() + rs.size());
     res.per_owner[owner] = f;
     sum += f;

@@ -52,6 +52,12 @@ struct SpeakerLevenshteinResult {
   std::map<std::string, double> per_owner;  // soft F1 per owner bucket
 };
 
+// The soft match each entry of `pred` gets in the alignment the score uses
+// (owner bucket, source and layer gates, one-to-one maximum weight); 0 for
+// an entry left unpaired. Index i is pred[i].
+std::vector<double> AlignedMatches(const std::vector<StateEntry>& pred,
+                                   const std::vector<StateEntry>& ref);
+
 // Scores `pred` against `ref`. Both empty: score 1. Owners are the union of
 // both states' owners.
 SpeakerLevenshteinResult SpeakerLevenshtein(const std::vector<StateEntry>& pred,

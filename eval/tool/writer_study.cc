@@ -68,28 +68,10 @@ bool IsSocialNetwork(const std::string& file) { return absl::StartsWith(file, "s
 std::vector<writer::StateEntry> AlignedRecords(const std::vector<writer::StateEntry>& pred,
                                                const std::vector<writer::StateEntry>& ref,
                                                double floor) {
-  std::map<std::string, std::vector<const writer::StateEntry*>> ours, theirs;
-  for (const auto& e : pred) ours[e.owner].push_back(&e);
-  for (const auto& e : ref) theirs[e.owner].push_back(&e);
+  const std::vector<double> matched = writer::AlignedMatches(pred, ref);
   std::vector<writer::StateEntry> kept;
-  for (const auto& [owner, ps] : ours) {
-    const auto& rs = theirs[owner];
-    if (rs.empty()) continue;
-    std::vector<std::vector<double>> w(ps.size(), std::vector<double>(rs.size(), 0.0));
-    for (size_t i = 0; i < ps.size(); ++i) {
-      for (size_t j = 0; j < rs.size(); ++j) {
-        if (ps[i]->source != rs[j]->source ||
-            writer::NormalizeLayer(ps[i]->layer) != writer::NormalizeLayer(rs[j]->layer)) {
-          continue;
-        }
-        w[i][j] = writer::SoftMatch(ps[i]->content, rs[j]->content);
-      }
-    }
-    std::vector<int> match;
-    writer::MaxWeightMatching(w, &match);
-    for (size_t i = 0; i < ps.size(); ++i) {
-      if (match[i] >= 0 && w[i][static_cast<size_t>(match[i])] >= floor) kept.push_back(*ps[i]);
-    }
+  for (size_t i = 0; i < pred.size(); ++i) {
+    if (matched[i] > 0 && matched[i] >= floor) kept.push_back(pred[i]);
   }
   return kept;
 }
