@@ -18,7 +18,8 @@ RUN SHIPPED_ONLY=1 BUILD_TYPE=Release JOBS="$JOBS" BUILD_DIR=/src/build-image ./
 FROM debian:12-slim AS runtime
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libprotobuf32 librocksdb7.8 libopenblas0-pthread libgomp1 \
-      libcurl4 libutf8proc2 libprometheus-cpp-core1.0 libabsl20220623 libssl3 ca-certificates \
+      libcurl4 libutf8proc2 libprometheus-cpp-core1.0 libabsl20220623 libssl3 libtcmalloc-minimal4 \
+      ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /var/lib/speakermem --create-home speakermem
 COPY --from=build /src/build-image/server/speakermemd /src/build-image/client/speakermem /usr/local/bin/

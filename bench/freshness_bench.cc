@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
+#include "common/allocator.h"
 #include "common/log.h"
 #include "engine/memory.h"
 
@@ -179,9 +180,9 @@ int Run(const Options& opt) {
   engine::Memory* m = mem->get();
   std::printf(
       "Derivation lag: %zu channels, %zu msg/s in all, %zu s, %zu queries/s, offline "
-      "Writer (window %zu, idle flush %d ms), %u hardware threads\n",
+      "Writer (window %zu, idle flush %d ms), %u hardware threads, %s allocator\n",
       opt.channels, opt.rate, opt.seconds, opt.qps, mo.writer.window, mo.writer.idle_flush_ms,
-      std::thread::hardware_concurrency());
+      std::thread::hardware_concurrency(), AllocatorName());
   Live live;
   for (size_t c = 0; c < opt.channels; ++c) {
     live.chans.push_back({storage::kDefaultTenant, absl::StrCat("live", c)});

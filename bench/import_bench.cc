@@ -11,7 +11,6 @@
 // reset before each).
 //
 //   build/bench/import_bench [--messages N] [--channels C] [--per-file M]
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,6 +22,7 @@
 #include "bench/bench_util.h"
 #include "client/client.h"
 #include "client/export_upload.h"
+#include "common/allocator.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "datasets/chat_export.h"
@@ -240,7 +240,7 @@ bool SingleFileFormats(const Options& opt, const std::string& root) {
     const double whole_secs = SecondsSince(start), whole_peak = PeakMiB();
     if (doc.is_discarded()) return false;
     doc = nlohmann::json();
-    malloc_trim(0);  // the next measurement starts from a small process
+    ReleaseFreeMemory();  // the next measurement starts from a small process
     std::printf("%-44s %12.0f %14.0f\n", "  same file parsed whole (baseline)",
                 opt.messages / whole_secs, whole_peak);
     std::printf("%-44s %12.2f %14.2f\n", "  streaming / whole", whole_secs / secs,
@@ -252,7 +252,8 @@ bool SingleFileFormats(const Options& opt, const std::string& root) {
 
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
-  std::printf("History import, %u hardware threads\n", std::thread::hardware_concurrency());
+  std::printf("History import, %u hardware threads, %s allocator\n",
+              std::thread::hardware_concurrency(), AllocatorName());
   const std::string root =
       (std::filesystem::temp_directory_path() / absl::StrCat("speakermem-import-", getpid()))
           .string();

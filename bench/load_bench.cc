@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
 #include "client/client.h"
+#include "common/allocator.h"
 #include "common/log.h"
 #include "server/server.h"
 
@@ -120,8 +121,8 @@ void Report(const char* title, const Phase& p) {
 int Main(const Options& opt) {
   SetLogLevel(LogLevel::kError);
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::printf("load test: %zu clients, %zu s per phase, %u hardware threads\n", opt.clients,
-              opt.seconds, std::thread::hardware_concurrency());
+  std::printf("load test: %zu clients, %zu s per phase, %u hardware threads, %s allocator\n",
+              opt.clients, opt.seconds, std::thread::hardware_concurrency(), AllocatorName());
   for (int phase = 0; phase < 2; ++phase) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "speakermem-load-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) return 1;

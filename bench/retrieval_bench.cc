@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
+#include "common/allocator.h"
 #include "common/log.h"
 #include "engine/memory.h"
 
@@ -173,8 +174,8 @@ int Run(const Options& opt) {
   }
   if (!(*mem)->RebuildIndexes(nullptr).ok() || !(*mem)->StartWriter().ok()) return 1;
   Corpus corpus(42);
-  std::printf("Retrieve latency, offline provider, %u hardware threads\n",
-              std::thread::hardware_concurrency());
+  std::printf("Retrieve latency, offline provider, %u hardware threads, %s allocator\n",
+              std::thread::hardware_concurrency(), AllocatorName());
 
   // Shape 1: one big channel.
   storage::ChannelRef big{storage::kDefaultTenant, "big"};

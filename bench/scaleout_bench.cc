@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
 #include "client/client.h"
+#include "common/allocator.h"
 #include "common/net.h"
 
 namespace speakermem::bench {
@@ -174,8 +175,9 @@ int Main(const Options& opt) {
                  "scaleout_bench needs nginx (deploy/install-deps.sh installs nginx-light)\n");
     return 2;
   }
-  std::printf("scale-out: %zu clients, %zu channels, %zu s per setup, %u hardware threads\n",
-              opt.clients, opt.channels, opt.seconds, std::thread::hardware_concurrency());
+  std::printf(
+      "scale-out: %zu clients, %zu channels, %zu s per setup, %u hardware threads, %s allocator\n",
+      opt.clients, opt.channels, opt.seconds, std::thread::hardware_concurrency(), AllocatorName());
   std::printf("%-24s %12s %14s %14s %14s\n", "setup", "msg/s", "ingest p99 ms", "query p50 ms",
               "query p99 ms");
   Result base, proxied, three;

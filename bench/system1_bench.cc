@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/bench_util.h"
 #include "client/client.h"
+#include "common/allocator.h"
 #include "common/log.h"
 #include "engine/memory.h"
 #include "retrieval/bm25_index.h"
@@ -391,8 +392,8 @@ bool QueryPhase(const Options& opt, Corpus* corpus, client::Client* client, serv
 int Run(const Options& opt) {
   SetLogLevel(LogLevel::kWarn);
   Corpus corpus(42);
-  std::printf("SpeakerMem System 1 benchmark (%u hardware threads)\n",
-              std::thread::hardware_concurrency());
+  std::printf("SpeakerMem System 1 benchmark (%u hardware threads, %s allocator)\n",
+              std::thread::hardware_concurrency(), AllocatorName());
   std::printf("corpus: %zu synthetic messages, 6-30 Zipf words, 6 speakers\n\n", opt.messages);
 
   std::string dir = TempPath("server");

@@ -12,6 +12,7 @@ BUILD_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   librocksdb-dev libfaiss-dev libopenblas-dev libcurl4-openssl-dev
   nlohmann-json3-dev prometheus-cpp-dev libutf8proc-dev libstemmer-dev libssl-dev
+  libgoogle-perftools-dev
 )
 # The tests, benchmarks and demo, and the tools they run: nginx, Prometheus,
 # docker-compose (config validation), podman and debootstrap (the image check).

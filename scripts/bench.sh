@@ -3,7 +3,7 @@
 # from their output: the date, the commit, the machine, each command, its
 # output verbatim (figures beside their same-run baselines and ratios) and
 # how long it took. The document is generated; edit this script, not it.
-#   scripts/bench.sh            (about 15 minutes on 2 cores)
+#   scripts/bench.sh            (about 20 minutes on 2 cores)
 # Run it with nothing else busy on the machine: the benchmarks share its
 # cores with the server they measure.
 set -euo pipefail
@@ -77,6 +77,13 @@ Query RPC, and a GetRoster RPC (six roster entries: the floor any RPC pays
 under the same load), the four interleaved question by question; the last
 two lines are what the RPC adds, and what it adds beyond that floor." \
   build/bench/system1_bench
+
+section "System 1 on glibc's allocator" \
+"The same benchmark, the same parameters, built without the tcmalloc that
+speakermemd and the benchmarks link (CMake option SPEAKERMEM_MALLOC): the
+same-run baseline for that choice. Compare each figure with the section
+above." \
+  build/bench/system1_bench_glibc
 
 section "Retrieve latency" \
 "The full pipeline (Project, hybrid recall, Select, Expand, System 2 rows; no

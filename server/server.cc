@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/allocator.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "engine/memory.h"
@@ -119,7 +120,8 @@ absl::Status ServerImpl::Init() {
       .Str("grpc", config_.listen)
       .Int("grpc_port", port_)
       .Int("metrics_port", metrics_port_)
-      .Str("data_dir", config_.memory.store.path);
+      .Str("data_dir", config_.memory.store.path)
+      .Str("allocator", AllocatorName());
   rebuild_thread_ = std::thread([this] { Rebuild(); });
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/allocator.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
@@ -82,6 +83,22 @@ TEST_CASE("background threads are SCHED_IDLE, the caller's other threads are not
   CHECK(sched_getscheduler(0) == SCHED_OTHER);
 }
 #endif
+
+TEST_CASE("the allocator serving malloc is the one the build linked", "[allocator]") {
+  // The build links tcmalloc (SPEAKERMEM_MALLOC) unless it is a sanitizer
+  // build; a linker that dropped the library would leave glibc's here.
+  CHECK(std::string(AllocatorName()) == SPEAKERMEM_LINKED_MALLOC);
+  // Memory freed from many threads is handed back without harm, and the
+  // allocator still serves afterwards.
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([] { std::vector<std::string> v(10000, std::string(100, 'x')); });
+  }
+  for (auto& t : threads) t.join();
+  ReleaseFreeMemory();
+  std::vector<std::string> after(1000, std::string(1000, 'y'));
+  CHECK(after.back().size() == 1000);
+}
 
 }  // namespace
 }  // namespace speakermem
