@@ -11,6 +11,11 @@
 //
 //   build/bench/system1_bench [--messages N] [--queries Q] [--bulk-channels C]
 //       [--bulk-per-channel M] [--bulk-streams S] [--json FILE]
+//
+// --profile-loads L runs only L stream loads of --messages in chunks of 500,
+// each into a fresh channel, and prints their rates: the steady ingest
+// workload to record with `perf record -g` (the baselines, the bulk load and
+// the queries would mix their own frames into the profile).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -40,6 +45,7 @@ struct Options {
   size_t bulk_channels = 1000;
   size_t bulk_per_channel = 1000;
   size_t bulk_streams = 4;
+  size_t profile_loads = 0;
   std::string json;
 };
 
@@ -408,9 +414,16 @@ int Run(const Options& opt) {
   auto client = client::Client::Connect(co);
 
   std::string json;
-  IngestPhase(opt, &corpus, client.get(), srv->get(), &json);
-  if (!BulkPhase(opt, &corpus, co, srv->get(), &json)) return 1;
-  if (!QueryPhase(opt, &corpus, client.get(), srv->get(), &json)) return 1;
+  for (size_t i = 0; i < opt.profile_loads; ++i) {
+    auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("p", i));
+    std::printf("profile load %zu: %.0f msg/s\n", i + 1,
+                GrpcStreamRate(client.get(), absl::StrCat("profile-", i), msgs, 500));
+  }
+  if (opt.profile_loads == 0) {
+    IngestPhase(opt, &corpus, client.get(), srv->get(), &json);
+    if (!BulkPhase(opt, &corpus, co, srv->get(), &json)) return 1;
+    if (!QueryPhase(opt, &corpus, client.get(), srv->get(), &json)) return 1;
+  }
   if (!opt.json.empty()) std::ofstream(opt.json) << json << "\n";
 
   client.reset();
@@ -431,6 +444,7 @@ int main(int argc, char** argv) {
                                  {"--bulk-channels", &opt.bulk_channels},
                                  {"--bulk-per-channel", &opt.bulk_per_channel},
                                  {"--bulk-streams", &opt.bulk_streams},
+                                 {"--profile-loads", &opt.profile_loads},
                                  {"--json", &opt.json}});
   return speakermem::bench::Run(opt);
 }

@@ -80,6 +80,7 @@ void Bm25Index::Add(const storage::Message& m) {
   });
   std::sort(terms.begin(), terms.end());
   std::vector<Posting> forward;
+  forward.reserve(terms.size());
   for (size_t i = 0; i < terms.size();) {
     size_t j = i;
     while (j < terms.size() && terms[j] == terms[i]) ++j;

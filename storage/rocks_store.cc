@@ -533,9 +533,17 @@ rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
   t.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
   t.partition_filters = true;
   cfo.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  // Levels 0 and 1 stay uncompressed: they are rewritten soon anyway, and
+  // compressing every flush takes CPU from ingest on a small machine; the
+  // levels below hold most of the data and are compressed.
+  cfo.compression_per_level = {rocksdb::kNoCompression,  rocksdb::kNoCompression,
+                               rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
+                               rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
+                               rocksdb::kLZ4Compression};
   cfo.compression = rocksdb::kLZ4Compression;
   cfo.bottommost_compression = rocksdb::kZSTD;
   if (family == ColumnFamily::kVectors) {
+    cfo.compression_per_level.clear();
     // Floats do not compress; don't spend compaction CPU trying.
     cfo.compression = rocksdb::kNoCompression;
     cfo.bottommost_compression = rocksdb::kNoCompression;
