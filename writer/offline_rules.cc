@@ -310,14 +310,15 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
     // a name before a question, the group's clause, a reaction, a clause of
     // its own or a request: "Rashida what were the four", "Yusuf we went on
     // a Saturday", "Luca that's it", "Marcus the south face is gentle",
-    // "Claudette tell us about Maple Street" (not "I ...": "Kwame I'm so
-    // sorry" stays Kwame's, which measured better).
+    // "Claudette tell us about Maple Street", "Kwame I'm so sorry" (the
+    // speaker's own clause, not a statement about Kwame).
     const bool vocative =
         m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
         !absl::EndsWith(ws[0].lower, "'s") &&
         (absl::StrContains(ws[0].tail, ",") || In(ws[1].lower, SecondPersonSubject()) ||
          In(ws[1].lower, AfterAddress()) || In(ws[1].lower, WhWords()) ||
          In(ws[1].lower, ImperativeVerbs()) ||
+         In(ws[1].lower, {"i", "i'm", "im", "i've", "i'll", "i'd"}) ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
           In(ws[2].lower, SecondPersonSubject())));
     if (vocative) {
@@ -513,10 +514,12 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     }
     return read.Self(ws, "the speaker's circle");
   }
-  // "Please submit receipts ...": a rule the group is asked to keep.
+  // "Please submit receipts within two weeks": a rule the group is asked to
+  // keep. A request tied to an occasion ("Please make it somewhere with a
+  // tea stop this time", "... on Saturday") is part of that plan.
   if (w0 == "please") {
     ClauseReading r = read.Group(ws, "request to the group");
-    r.kind = ClauseReading::Kind::kGroupNorm;
+    if (!HasTime(ws)) r.kind = ClauseReading::Kind::kGroupNorm;
     r.utype = "decision";
     return r;
   }

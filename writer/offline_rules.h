@@ -11,9 +11,9 @@
 //     does where someone is at this moment ("on my way", "running late");
 //   * hedges and intensifiers ("just", "genuinely", "though") are dropped
 //     wherever they stand, leading discourse markers ("yeah", "anyway") and
-//     vocatives ("Priya, ...", "Rashida what ...", "Yusuf we ...", a kinship
-//     word no member goes by: "Mum ...") too, a vocative naming the
-//     addressee;
+//     vocatives ("Priya, ...", "Rashida what ...", "Yusuf we ...", "Kwame
+//     I'm ...", a kinship word no member goes by: "Mum ...") too, a
+//     vocative naming the addressee;
 //   * agreeing with a member's point ("Cass makes a fair point about ...")
 //     is the speaker's stance, bare agreement ("Kwame is right") nothing;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,
@@ -22,7 +22,9 @@
 //   * the layer follows the meaning: the group's plans and decisions
 //     (also on a member's proposal: "Kwame's Saturday is confirmed", "...
 //     from now on", and with group_arrangements on a member's arrangement
-//     for everyone) are GROUP interaction, its norms GROUP insight, what one
+//     for everyone; a request tied to an occasion: "please ... this time")
+//     are GROUP interaction, its norms and standing requests ("please
+//     submit receipts ...") GROUP insight, what one
 //     member says of another that member's profile (source: the speaker), a
 //     person's own facts, needs and stances their core;
 // and the clause is rewritten in the third person with the owner, when it

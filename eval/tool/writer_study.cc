@@ -11,9 +11,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "eval/writer_eval.h"
 #include "nlohmann/json.hpp"
 #include "text/text.h"
+#include "writer/speaker_levenshtein.h"
 #include "writer/writer_model.h"
 
 namespace speakermem::cli {
@@ -76,6 +78,29 @@ std::vector<writer::StateEntry> AlignedRecords(const std::vector<writer::StateEn
   return kept;
 }
 
+// Share of the words of `texts` that are English function words: near 0.4
+// for English prose, near 0 for most other languages.
+template <typename Texts, typename Get>
+double EnglishShare(const Texts& texts, Get get) {
+  size_t words = 0, function = 0;
+  for (const auto& t : texts) {
+    for (const auto& w : writer::NormalizedTokens(get(t))) {
+      ++words;
+      function += text::IsStopword(w);
+    }
+  }
+  return words == 0 ? 0 : static_cast<double>(function) / static_cast<double>(words);
+}
+
+// A reference written in another language than its chat (the reference
+// Writer translated it): no Writer that keeps the chat's words can match it,
+// which the report says instead of averaging it in silently.
+bool ReferenceInAnotherLanguage(const eval::Trajectory& t) {
+  const double chat = EnglishShare(t.messages, [](const auto& m) { return m.text; });
+  const double ref = EnglishShare(t.reference, [](const auto& e) { return e.content; });
+  return chat > 0.2 && ref < chat / 3;
+}
+
 // Sums of the figures over trajectories.
 struct Sums {
   double sl = 0, base = 0, chain = 0, mem = 0;
@@ -121,6 +146,7 @@ class WriterStudy {
     if (!arrangements.ok()) return Error(arrangements.status());
     md += *arrangements;
     md += CeilingText();
+    md += LanguageText();
     md += GridTable();
     out_["mean_speaker_levenshtein"] = all_.sl / n;
     out_["mean_baseline"] = all_.base / n;
@@ -212,6 +238,29 @@ class WriterStudy {
   // SocialMem mean if our GROUP records were the reference's, and if each
   // record took the owner, source and layer of the reference record its
   // content matches best.
+  // The networks whose reference is in another language than the chat, and
+  // the held-out mean without them (a diagnostic; it chooses nothing).
+  std::string LanguageText() const {
+    std::vector<std::string> foreign;
+    Sums rest;
+    for (size_t t = 0; t < trajectories_.size(); ++t) {
+      if (!IsSocialNetwork(names_[t])) continue;
+      if (ReferenceInAnotherLanguage(trajectories_[t])) {
+        foreign.push_back(names_[t]);
+      } else {
+        rest.Add(cells_[Choose(t)][t]);
+      }
+    }
+    if (foreign.empty() || rest.n == 0) return "";
+    const double n = static_cast<double>(rest.n);
+    return absl::StrFormat(
+        "\nReference language: the reference records of %s are not in the chat's language "
+        "(under a third of the chat's share of English function words; the reference Writer "
+        "translated). No Writer that keeps the chat's words can match them. Held-out mean SL "
+        "on the other %zu SocialMem networks %.4f (baseline %.4f).\n",
+        absl::StrJoin(foreign, ", "), rest.n, rest.sl / n, rest.base / n);
+  }
+
   std::string CeilingText() const {
     constexpr double kAlignedFloor = 0.2;
     double group = 0, coords = 0, filtered = 0;

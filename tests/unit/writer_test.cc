@@ -109,6 +109,13 @@ TEST_CASE("offline Writer: decisions and norms go to GROUP layers", "[writer]") 
   CHECK(a[3].layer == "interaction");
   CHECK(a[3].source == "bob");
   CHECK(a[3].content == "The group will book the Heron Cafe for Saturday");
+
+  // A request tied to an occasion is part of that plan, not a standing rule.
+  auto b = Write({Msg("bob", "Please pick somewhere with a proper lunch stop on Saturday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+  CHECK(b[0].source == "bob");
 }
 
 TEST_CASE("offline Writer: scope is always consistent", "[writer]") {
@@ -217,6 +224,14 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   REQUIRE(d.size() == 2);
   CHECK(d[1].owner == "dana");
   CHECK(d[1].content == "Alice says Dana looks well after the holiday");
+
+  // A name before the speaker's own "I" addresses that member; the clause
+  // stays the speaker's.
+  auto v = Write({Msg("alice", "Dana I've been saving for the ferry tickets since March")});
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].owner == "alice");
+  CHECK(v[0].layer == "core");
+  CHECK(v[0].content == "Alice has been saving for the ferry tickets since March");
 
   // A member's name as a label: what holds for that member, said by the speaker.
   auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
