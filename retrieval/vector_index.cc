@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/log.h"
+#include "retrieval/blas_threads.h"
 
 namespace speakermem::retrieval {
 namespace {
@@ -149,9 +150,17 @@ VectorShard::VectorShard(size_t dimension, const VectorIndexOptions& options)
     : dim_(dimension), impl_(std::make_unique<Impl>(dimension, options)) {
   // One query is one thread: the server parallelises across requests, and
   // OpenMP teams inside a single-vector search only add overhead and
-  // contention on small machines.
+  // contention on small machines. The same for the BLAS that FAISS's inner
+  // products call: OpenBLAS (Debian's usual libblas.so.3) starts a pool of
+  // workers at load, at normal priority, that spin in sched_yield after every
+  // call; on two cores they took 7% of the ingest profile, and the
+  // embedder's background (SCHED_IDLE) thread handed them its work. With one
+  // thread, a BLAS call runs on its caller's thread at its caller's priority.
   static std::once_flag once;
-  std::call_once(once, [] { omp_set_num_threads(1); });
+  std::call_once(once, [] {
+    omp_set_num_threads(1);
+    LimitBlasThreads(1);
+  });
 }
 
 VectorShard::~VectorShard() = default;
@@ -176,13 +185,30 @@ absl::Status VectorShard::Add(const std::vector<uint64_t>& ids,
       if (impl_->ids_.count(static_cast<idx_t>(id))) present.push_back(static_cast<idx_t>(id));
     }
     std::vector<idx_t> xids(ids.begin(), ids.end());
+    const auto n = static_cast<idx_t>(xids.size());
+    // An IVF index assigns each vector to its list first, the bulk of an
+    // add's work: done under the shared lock, beside searches, so a search
+    // never waits on it (the embedder adds at background priority, and a
+    // search queued behind its exclusive lock would wait for it to get the
+    // CPU back). The index cannot change in between: write_mu is held.
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(impl_->index_.get());
+    std::vector<idx_t> lists;
+    if (ivf != nullptr) {
+      std::shared_lock<std::shared_mutex> lock(impl_->mu);
+      lists.resize(xids.size());
+      ivf->quantizer->assign(n, data.data(), lists.data());
+    }
     {
       std::unique_lock<std::shared_mutex> lock(impl_->mu);
       if (!present.empty()) {
         faiss::IDSelectorBatch sel(present.size(), present.data());
         impl_->index_->remove_ids(sel);
       }
-      impl_->index_->add_with_ids(static_cast<idx_t>(xids.size()), data.data(), xids.data());
+      if (ivf != nullptr) {
+        ivf->add_core(n, data.data(), xids.data(), lists.data());
+      } else {
+        impl_->index_->add_with_ids(n, data.data(), xids.data());
+      }
     }
     impl_->ids_.insert(xids.begin(), xids.end());
     impl_->dirty_ = true;

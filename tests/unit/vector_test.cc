@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <random>
 
+#include "retrieval/blas_threads.h"
 #include "retrieval/vector_index.h"
 #include "tests/test_util.h"
 
@@ -173,6 +174,16 @@ TEST_CASE("VectorIndex keeps channels apart", "[vectors]") {
   auto none = index.Search(b, Unit(8, 1), 5);
   REQUIRE_OK(none);
   CHECK(none->empty());
+}
+
+TEST_CASE("a vector shard runs BLAS on its caller's thread", "[vectors]") {
+  // A threaded BLAS (OpenBLAS here) would otherwise start normal-priority
+  // workers that spin after every call and take the embedder's work out of
+  // its background priority.
+  VectorShard shard(16, VectorIndexOptions{});
+  const int threads = BlasThreads();
+  INFO("BLAS threads: " << threads);
+  CHECK((threads == 1 || threads == -1));
 }
 
 }  // namespace
