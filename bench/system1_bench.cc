@@ -46,6 +46,7 @@ struct Options {
   size_t bulk_per_channel = 1000;
   size_t bulk_streams = 4;
   size_t profile_loads = 0;
+  size_t ingest_runs = 3;
   std::string json;
 };
 
@@ -222,26 +223,60 @@ double GrpcStreamRate(client::Client* c, const std::string& channel,
 
 // Stream ingest at chunks of 25 and 500 beside its same-run baselines, and
 // the derivation's lag at the end; appends the JSON's "ingest" list.
+// One streamed load of `opt.messages` into a fresh channel and its same-run
+// baselines on the same messages (run once derivation has caught up, on a
+// quiet machine).
+struct IngestRun {
+  double grpc = 0, store = 0, bm25 = 0, same = 0, raw = 0;
+  CatchUp caught;
+};
+
+IngestRun OneIngestRun(const Options& opt, Corpus* corpus, client::Client* client,
+                       server::Server* srv, size_t chunk, size_t run) {
+  IngestRun r;
+  auto msgs = MakeMessages(corpus, opt.messages, absl::StrCat("c", chunk, "r", run));
+  r.grpc = GrpcStreamRate(client, absl::StrCat("ingest-", chunk, "-", run), msgs, chunk);
+  r.caught = WaitForDerivation(srv->memory(), 1);
+  r.store = StoreRate(msgs, chunk);
+  r.bm25 = Bm25Rate(msgs, chunk);
+  r.same = RawRocksRate(msgs, chunk, true);
+  r.raw = RawRocksRate(msgs, chunk, false);
+  return r;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Streamed ingest at chunks of 25 and 500, `opt.ingest_runs` loads each
+// (alternating sizes), every figure the median over the runs: one load takes
+// about a second, which a shared machine's noise moves by a third.
 void IngestPhase(const Options& opt, Corpus* corpus, client::Client* client, server::Server* srv,
                  std::string* json) {
-  absl::StrAppend(json, "{\"ingest\":[");
+  const std::vector<size_t> chunks = {25, 500};
+  std::vector<std::vector<IngestRun>> runs(chunks.size());
+  for (size_t run = 0; run < std::max<size_t>(opt.ingest_runs, 1); ++run) {
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      runs[c].push_back(OneIngestRun(opt, corpus, client, srv, chunks[c], run));
+    }
+  }
   std::printf("%-6s %12s %12s %12s %14s %14s %10s %10s %10s\n", "chunk", "grpc msg/s",
               "store msg/s", "bm25 msg/s", "raw-same msg/s", "raw-min msg/s", "grpc/same",
               "store/same", "grpc/min");
-  std::vector<std::string> lags;
-  for (size_t chunk : {25, 500}) {
-    auto msgs = MakeMessages(corpus, opt.messages, absl::StrCat("c", chunk));
-    double grpc = GrpcStreamRate(client, absl::StrCat("ingest-", chunk), msgs, chunk);
-    // The baselines run once derivation has caught up, on a quiet machine.
-    CatchUp caught = WaitForDerivation(srv->memory(), 1);
-    lags.push_back(absl::StrCat("chunks of ", chunk, ": ", Describe(caught)));
-    double store = StoreRate(msgs, chunk);
-    double bm25 = Bm25Rate(msgs, chunk);
-    double same = RawRocksRate(msgs, chunk, true);
-    double raw = RawRocksRate(msgs, chunk, false);
-    std::printf("%-6zu %12.0f %12.0f %12.0f %14.0f %14.0f %10.2f %10.2f %10.2f\n", chunk, grpc,
+  absl::StrAppend(json, "{\"ingest\":[");
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    auto median = [&](double IngestRun::*field) {
+      std::vector<double> v;
+      for (const auto& r : runs[c]) v.push_back(r.*field);
+      return Median(v);
+    };
+    const double grpc = median(&IngestRun::grpc), store = median(&IngestRun::store),
+                 bm25 = median(&IngestRun::bm25), same = median(&IngestRun::same),
+                 raw = median(&IngestRun::raw);
+    std::printf("%-6zu %12.0f %12.0f %12.0f %14.0f %14.0f %10.2f %10.2f %10.2f\n", chunks[c], grpc,
                 store, bm25, same, raw, grpc / same, store / same, grpc / raw);
-    absl::StrAppend(json, chunk == 25 ? "" : ",", "{\"chunk\":", chunk,
+    absl::StrAppend(json, c == 0 ? "" : ",", "{\"chunk\":", chunks[c], ",\"runs\":", runs[c].size(),
                     ",\"grpc_msgs_per_s\":", static_cast<int64_t>(grpc),
                     ",\"store_msgs_per_s\":", static_cast<int64_t>(store),
                     ",\"bm25_msgs_per_s\":", static_cast<int64_t>(bm25),
@@ -251,7 +286,14 @@ void IngestPhase(const Options& opt, Corpus* corpus, client::Client* client, ser
                     ",\"grpc_over_raw_minimal\":", grpc / raw, "}");
   }
   *json += "],";
-  for (const auto& l : lags) std::printf("%s\n", l.c_str());
+  std::printf("(medians of %zu loads each; every load's figures below)\n", runs[0].size());
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    for (size_t i = 0; i < runs[c].size(); ++i) {
+      const IngestRun& r = runs[c][i];
+      std::printf("chunks of %zu, load %zu: grpc %.0f msg/s (%.2f of raw-same); %s\n", chunks[c],
+                  i + 1, r.grpc, r.grpc / r.same, Describe(r.caught).c_str());
+    }
+  }
 }
 
 // Bulk load: many channels over several concurrent streams; false when a
@@ -445,6 +487,7 @@ int main(int argc, char** argv) {
                                  {"--bulk-per-channel", &opt.bulk_per_channel},
                                  {"--bulk-streams", &opt.bulk_streams},
                                  {"--profile-loads", &opt.profile_loads},
+                                 {"--ingest-runs", &opt.ingest_runs},
                                  {"--json", &opt.json}});
   return speakermem::bench::Run(opt);
 }

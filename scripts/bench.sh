@@ -3,7 +3,7 @@
 # from their output: the date, the commit, the machine, each command, its
 # output verbatim (figures beside their same-run baselines and ratios) and
 # how long it took. The document is generated; edit this script, not it.
-#   scripts/bench.sh            (about 20 minutes on 2 cores)
+#   scripts/bench.sh            (about 25 minutes on 2 cores)
 # Run it with nothing else busy on the machine: the benchmarks share its
 # cores with the server they measure.
 set -euo pipefail
@@ -68,7 +68,10 @@ writes per message (the message and its keys by message id, speaker and
 session/turn, message by message) and raw RocksDB writing one sequential key
 per message. After each load: how far the Writer and the embedder are behind
 and how long they take to catch up (every full Writer window derived, every
-message embedded). Then a bulk load of 1,000 channels x 1,000 messages over
+message embedded). Each chunk size is loaded three times (100,000 messages
+into a fresh channel each time, the sizes alternating, each load with its
+own baselines); the table shows the medians, the lines under it every load.
+Then a bulk load of 1,000 channels x 1,000 messages over
 4 concurrent streams. Then queries on a channel of 100,000 messages just
 ingested (the Writer and the embedder still at work): the BM25 index alone,
 the Query RPC in BM25-only mode, and the full pipeline with the offline
