@@ -234,10 +234,6 @@ class WriterStudy {
         on.n, on.sl / n, social_.sl / n, on.chain / n, on.mem / n);
   }
 
-  // Where the held-out score is lost (diagnostic; it chooses nothing): the
-  // SocialMem mean if our GROUP records were the reference's, and if each
-  // record took the owner, source and layer of the reference record its
-  // content matches best.
   // The networks whose reference is in another language than the chat, and
   // the held-out mean without them (a diagnostic; it chooses nothing).
   std::string LanguageText() const {
@@ -261,6 +257,10 @@ class WriterStudy {
         absl::StrJoin(foreign, ", "), rest.n, rest.sl / n, rest.base / n);
   }
 
+  // Where the held-out score is lost (diagnostic; it chooses nothing): the
+  // SocialMem mean if our GROUP records were the reference's, and if each
+  // record took the owner, source and layer of the reference record its
+  // content matches best.
   std::string CeilingText() const {
     constexpr double kAlignedFloor = 0.2;
     double group = 0, coords = 0, filtered = 0;
