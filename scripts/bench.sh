@@ -3,7 +3,7 @@
 # from their output: the date, the commit, the machine, each command, its
 # output verbatim (figures beside their same-run baselines and ratios) and
 # how long it took. The document is generated; edit this script, not it.
-#   scripts/bench.sh            (about 25 minutes on 2 cores)
+#   scripts/bench.sh            (about 20 minutes on 2 cores)
 # Run it with nothing else busy on the machine: the benchmarks share its
 # cores with the server they measure.
 set -euo pipefail
