@@ -171,7 +171,19 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
     if (!you.empty()) {
       if (lw == "you" || lw == "u") {
         repl = you;
-        if (i + 1 < ws.size() && i == start) conjugate_next(i + 1);
+        // "you" as a subject: opening the clause, or after a word that opens
+        // a clause of its own ("I know you want the goat": "... Emeka wants").
+        const bool subject =
+            i == start ||
+            In(ws[i - 1].lower,
+               {"that",  "if",    "when",    "because",  "unless", "until",  "know",
+                "knows", "think", "thinks",  "hope",     "hopes",  "guess",  "guesses",
+                "bet",   "bets",  "believe", "believes", "reckon", "reckons"});
+        if (i + 1 < ws.size() && subject &&
+            !In(ws[i + 1].lower,
+                {"all", "two", "both", "guys", "lot", "three", "lads", "people"})) {
+          conjugate_next(i + 1);
+        }
       } else if (lw == "you're" || lw == "youre") {
         repl = you + " is";
       } else if (lw == "you've") {

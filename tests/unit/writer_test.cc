@@ -212,6 +212,14 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(b[1].layer == "profile");
   CHECK(b[1].content == "Alice says Bob could have texted before ten, to be fair");
 
+  // "you" opening a clause of its own takes the verb's third person too (after
+  // the speaker's verb, itself rewritten: "I know" -> "Alice knows").
+  auto k = Write({Msg("chen", "Sorry, the investor call ran over"),
+                  Msg("alice", "I know you want the window seat on the ferry")});
+  REQUIRE(k.size() == 2);
+  CHECK(k[1].owner == "alice");
+  CHECK(k[1].content == "Alice knows Chen wants the window seat on the ferry");
+
   // Without a reply target: the segment's previous speaker.
   auto c = Write({Msg("chen", "Sorry, the investor call ran over"),
                   Msg("alice", "You could have texted before ten")});
