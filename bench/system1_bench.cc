@@ -221,8 +221,6 @@ double GrpcStreamRate(client::Client* c, const std::string& channel,
   return static_cast<double>(msgs.size()) / secs;
 }
 
-// Stream ingest at chunks of 25 and 500 beside its same-run baselines, and
-// the derivation's lag at the end; appends the JSON's "ingest" list.
 // One streamed load of `opt.messages` into a fresh channel and its same-run
 // baselines on the same messages (run once derivation has caught up, on a
 // quiet machine).
@@ -250,8 +248,9 @@ double Median(std::vector<double> v) {
 }
 
 // Streamed ingest at chunks of 25 and 500, `opt.ingest_runs` loads each
-// (alternating sizes), every figure the median over the runs: one load takes
-// about a second, which a shared machine's noise moves by a third.
+// (alternating sizes), every figure the median over the runs (one load takes
+// about a second, which a shared machine's noise moves by a third), and the
+// derivation's lag after each load; appends the JSON's "ingest" list.
 void IngestPhase(const Options& opt, Corpus* corpus, client::Client* client, server::Server* srv,
                  std::string* json) {
   const std::vector<size_t> chunks = {25, 500};
