@@ -136,6 +136,19 @@ const Set& AfterAddress() {
   return *s;
 }
 
+const Set& SeveralAddressees() {
+  static const auto* s = new Set{"two", "both", "all", "guys", "lot", "three", "lads", "people"};
+  return *s;
+}
+
+const Set& ClauseOpeners() {
+  static const auto* s =
+      new Set{"that",  "if",    "when",    "because",  "unless", "until",  "know",
+              "knows", "think", "thinks",  "hope",     "hopes",  "guess",  "guesses",
+              "bet",   "bets",  "believe", "believes", "reckon", "reckons"};
+  return *s;
+}
+
 // Kinship and endearment terms used to address someone ("Mum, ...") when no
 // member of the roster goes by them.
 const Set& KinVocatives() {

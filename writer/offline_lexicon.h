@@ -39,6 +39,10 @@ const Set& ViewVerbs();
 // Words that, right after a member's name, show the name addresses them
 // ("Yusuf we went ...", "Luca that's it", "Marcus the south face ...").
 const Set& AfterAddress();
+// Words after "you" that make it several people ("you two", "you all").
+const Set& SeveralAddressees();
+// Words after which "you" opens a clause of its own ("I know you want ...").
+const Set& ClauseOpeners();
 // Kinship and endearment terms used to address someone ("Mum, ...").
 const Set& KinVocatives();
 // Common verbs in their base form: a clause opening with one is advice or a

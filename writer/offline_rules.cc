@@ -173,15 +173,8 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = you;
         // "you" as a subject: opening the clause, or after a word that opens
         // a clause of its own ("I know you want the goat": "... Emeka wants").
-        const bool subject =
-            i == start ||
-            In(ws[i - 1].lower,
-               {"that",  "if",    "when",    "because",  "unless", "until",  "know",
-                "knows", "think", "thinks",  "hope",     "hopes",  "guess",  "guesses",
-                "bet",   "bets",  "believe", "believes", "reckon", "reckons"});
-        if (i + 1 < ws.size() && subject &&
-            !In(ws[i + 1].lower,
-                {"all", "two", "both", "guys", "lot", "three", "lads", "people"})) {
+        const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
+        if (i + 1 < ws.size() && subject && !In(ws[i + 1].lower, SeveralAddressees())) {
           conjugate_next(i + 1);
         }
       } else if (lw == "you're" || lw == "youre") {
@@ -540,7 +533,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
       return Nothing("unknown addressee");
     }
     // "You two are the same person", "you all did well": several people.
-    if (In(w1, {"two", "both", "all", "guys", "lot", "three", "lads", "people"})) {
+    if (In(w1, SeveralAddressees())) {
       return Nothing("several addressees");
     }
     return read.Other(c.addressee, ws, "addressee");
