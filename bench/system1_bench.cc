@@ -10,12 +10,14 @@
 // and the embedder are behind, and how long they take to catch up.
 //
 //   build/bench/system1_bench [--messages N] [--queries Q] [--bulk-channels C]
-//       [--bulk-per-channel M] [--bulk-streams S] [--json FILE]
+//       [--bulk-per-channel M] [--bulk-streams S] [--ingest-runs R]
+//       [--profile-loads L] [--profile-chunk C] [--json FILE]
 //
-// --profile-loads L runs only L stream loads of --messages in chunks of 500,
-// each into a fresh channel, and prints their rates: the steady ingest
-// workload to record with `perf record -g` (the baselines, the bulk load and
-// the queries would mix their own frames into the profile).
+// --profile-loads L runs only L stream loads of --messages in chunks of
+// --profile-chunk (500), each into a fresh channel, and prints their rates:
+// the steady ingest workload to record with `perf record -g` (the
+// baselines, the bulk load and the queries would mix their own frames into
+// the profile).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -46,6 +48,7 @@ struct Options {
   size_t bulk_per_channel = 1000;
   size_t bulk_streams = 4;
   size_t profile_loads = 0;
+  size_t profile_chunk = 500;
   size_t ingest_runs = 3;
   std::string json;
 };
@@ -458,7 +461,7 @@ int Run(const Options& opt) {
   for (size_t i = 0; i < opt.profile_loads; ++i) {
     auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("p", i));
     std::printf("profile load %zu: %.0f msg/s\n", i + 1,
-                GrpcStreamRate(client.get(), absl::StrCat("profile-", i), msgs, 500));
+                GrpcStreamRate(client.get(), absl::StrCat("profile-", i), msgs, opt.profile_chunk));
   }
   if (opt.profile_loads == 0) {
     IngestPhase(opt, &corpus, client.get(), srv->get(), &json);
@@ -486,6 +489,7 @@ int main(int argc, char** argv) {
                                  {"--bulk-per-channel", &opt.bulk_per_channel},
                                  {"--bulk-streams", &opt.bulk_streams},
                                  {"--profile-loads", &opt.profile_loads},
+                                 {"--profile-chunk", &opt.profile_chunk},
                                  {"--ingest-runs", &opt.ingest_runs},
                                  {"--json", &opt.json}});
   return speakermem::bench::Run(opt);

@@ -338,21 +338,26 @@ absl::StatusOr<storage::AppendResult> Memory::Ingest(
   absl::StatusOr<storage::AppendResult> appended = store_->AppendMessages(channel, &messages);
   if (order != nullptr && order->after) order->after();
   SM_ASSIGN_OR_RETURN(storage::AppendResult result, std::move(appended));
-  if (result.stored > 0) {
-    std::vector<storage::Message> stored;
-    stored.reserve(result.stored);
-    for (size_t i = 0; i < messages.size(); ++i) {
-      if (!result.messages[i].duplicate) stored.push_back(std::move(messages[i]));
-    }
-    lexical_->AddBatch(channel, stored);
-    std::vector<Embedder::Item> items;
-    items.reserve(stored.size());
-    for (auto& m : stored) items.push_back(Embedder::Item{channel, m.seq, std::move(m.text), ""});
-    embedder_->Enqueue(std::move(items));
-    writer_->Notify(channel, result.last_seq);
-    ReportStored(channel.tenant, static_cast<int64_t>(result.stored));
-  }
+  IndexAppended(channel, &messages, result);
   return result;
+}
+
+void Memory::IndexAppended(const storage::ChannelRef& channel,
+                           std::vector<storage::Message>* messages,
+                           const storage::AppendResult& appended) {
+  if (appended.stored == 0) return;
+  std::vector<storage::Message> stored;
+  stored.reserve(appended.stored);
+  for (size_t i = 0; i < messages->size(); ++i) {
+    if (!appended.messages[i].duplicate) stored.push_back(std::move((*messages)[i]));
+  }
+  lexical_->AddBatch(channel, stored);
+  std::vector<Embedder::Item> items;
+  items.reserve(stored.size());
+  for (auto& m : stored) items.push_back(Embedder::Item{channel, m.seq, std::move(m.text), ""});
+  embedder_->Enqueue(std::move(items));
+  writer_->Notify(channel, appended.last_seq);
+  ReportStored(channel.tenant, static_cast<int64_t>(appended.stored));
 }
 
 absl::StatusOr<std::unique_ptr<storage::ChannelSnapshot>> Memory::ExportChannel(

@@ -210,6 +210,24 @@ class Memory {
       const storage::ChannelRef& channel, const std::vector<absl::string_view>& message_channels,
       std::vector<storage::Message> messages, const IngestOrder* order = nullptr);
 
+  // One batch of a group commit: its messages and each message's own
+  // channel field, as in Ingest.
+  struct Batch {
+    std::vector<absl::string_view> message_channels;
+    std::vector<storage::Message> messages;
+  };
+  // Group commit (engine/ingest_group.cc): several consecutive batches of one
+  // channel stored with one append and one WAL write. Each batch is
+  // validated on its own (an invalid one gets its INVALID_ARGUMENT and
+  // nothing of it is written); the valid ones are appended atomically, in
+  // order, and each gets the result it would have had alone, a message
+  // repeated from an earlier batch of the group counting as its duplicate.
+  // A failed append fails every valid batch (nothing of them is written).
+  // `order` is called around the one append, not when no batch is valid.
+  std::vector<absl::StatusOr<storage::AppendResult>> IngestGroup(
+      const storage::ChannelRef& channel, std::vector<Batch> batches,
+      const IngestOrder* order = nullptr);
+
   // A page of the channel's messages in seq order, with the token of the next
   // page (empty at the end). NOT_FOUND for an unknown channel,
   // INVALID_ARGUMENT for a malformed token or an inverted time range.
@@ -303,6 +321,11 @@ class Memory {
   absl::StatusOr<DeletionResult> RemoveData(const storage::ChannelRef& channel,
                                             const DeletionTarget& target);
   absl::Status RebuildLexical(const storage::ChannelRef& channel);
+  // Indexes the messages just appended (BM25 now; embedding and the Writer
+  // in the background): those of `messages` that `appended` did not find
+  // duplicate, moved from.
+  void IndexAppended(const storage::ChannelRef& channel, std::vector<storage::Message>* messages,
+                     const storage::AppendResult& appended);
 
   std::string ShardDir() const;
   void ReportStored(const std::string& tenant, int64_t delta) const {

@@ -1,10 +1,13 @@
 #include "server/ingest_stream.h"
 
+#include <algorithm>
 #include <atomic>
-#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -13,29 +16,45 @@
 #include "server/metrics.h"
 #include "server/request_codec.h"
 #include "server/rpc_scope.h"
+#include "server/store_workers.h"
 #include "speakermem/v1/speakermem.pb.h"
 
 namespace speakermem::server {
 namespace {
 
-// Chunks of one stream stored at once: the next chunk is decoded, validated
-// and appended while the previous one is being indexed. Appends keep the
-// stream's order (a chunk waits for its turn, holding a gRPC callback
-// thread); acknowledgements too. With several streams open the callback
-// threads have other streams' chunks to store instead of waiting, so each
-// stream then keeps one chunk in progress.
-constexpr size_t kMaxChunksInProgress = 2;
+// Groups of one stream stored at once: the next group is appended while the
+// previous one is being indexed. A group starts only once the one before it
+// is appended, so appends keep the stream's order without waiting. With
+// several streams open the store threads have other streams' chunks to
+// store, so each stream then keeps one chunk in progress and reads no
+// further.
+constexpr size_t kMaxGroupsInProgress = 2;
 std::atomic<int> open_streams{0};
-// Acknowledgements waiting for the transport before reading pauses: a
-// client that does not read its acks stops being read.
+// Acknowledgements waiting for the transport, plus chunks read and not yet
+// acknowledged, before reading pauses: a client that does not read its
+// acks stops being read.
 constexpr size_t kMaxQueuedAcks = 32;
+
+// A chunk read and not yet stored: its number in the stream and the
+// channel it is for.
+struct ReadChunkEntry {
+  uint64_t ticket = 0;
+  std::string channel;
+  std::unique_ptr<wire::IngestChunk> chunk;
+};
+using Group = std::vector<ReadChunkEntry>;
 
 class IngestStreamReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   IngestStreamReactor(grpc::CallbackServerContext* ctx, ServerMetrics* metrics,
-                      absl::Status admitted, IngestChunkFn ingest)
-      : metrics_(metrics), ingest_(std::move(ingest)), scope_("IngestStream", ctx, metrics) {
+                      StoreWorkers* workers, absl::Status admitted, size_t max_group_messages,
+                      IngestChunksFn ingest)
+      : metrics_(metrics),
+        workers_(workers),
+        max_group_messages_(std::max<size_t>(max_group_messages, 1)),
+        ingest_(std::move(ingest)),
+        scope_("IngestStream", ctx, metrics) {
     if (!admitted.ok()) {
       Finish(scope_.Done(admitted));
       return;
@@ -47,9 +66,8 @@ class IngestStreamReactor final
   }
 
   // One read is in flight at a time, so the read side (decoding, the
-  // stream's channel, chunk numbers) runs on one thread at a time; the
-  // chunk itself is stored after the next read has started, so a second
-  // chunk can be in progress on another callback thread.
+  // stream's channel, chunk numbers) runs on one thread at a time. The chunk
+  // joins the queue of chunks read, which a store thread takes as a group.
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client half-closed (or the call broke)
       EndReads(absl::OkStatus());
@@ -61,21 +79,17 @@ class IngestStreamReactor final
       EndReads(s);
       return;
     }
-    const uint64_t ticket = chunk_index_++;
-    const std::string channel = channel_;
     bool read_more = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      queued_messages_ += static_cast<size_t>(chunk->messages_size());
+      queued_.push_back(ReadChunkEntry{chunk_index_++, channel_, std::move(chunk)});
       ++in_progress_;
+      MaybeStartGroupLocked();
       read_more = CanReadLocked();
       reading_ = read_more;
     }
     if (read_more) StartRead(&in_);
-    grpc::ByteBuffer ack = Store(ticket, channel, *chunk);
-    Advance([&] {
-      --in_progress_;
-      if (!write_failed_) ready_.emplace(ticket, std::move(ack));
-    });
   }
 
   void OnWriteDone(bool ok) override {
@@ -112,28 +126,79 @@ class IngestStreamReactor final
     return absl::OkStatus();
   }
 
-  // Stores chunk number `ticket` in its turn; its acknowledgement, encoded
-  // (a chunk the service refused is acknowledged with its error).
-  grpc::ByteBuffer Store(uint64_t ticket, const std::string& channel,
-                         const wire::IngestChunk& chunk) {
-    bool took_turn = false;
-    const std::function<void()> before = [&] {
-      took_turn = true;
-      std::unique_lock<std::mutex> lock(turn_mu_);
-      turn_cv_.wait(lock, [&] { return turn_ == ticket; });
-    };
-    const std::function<void()> after = [&] {
-      std::lock_guard<std::mutex> lock(turn_mu_);
-      turn_ = ticket + 1;
-      turn_cv_.notify_all();
-    };
-    absl::StatusOr<storage::AppendResult> r = ingest_(channel, chunk, before, after);
-    if (!took_turn) {  // refused before its append: pass the turn on in order
-      before();
-      after();
+  static bool SeveralStreams() { return open_streams.load(std::memory_order_relaxed) > 1; }
+
+  // Starts storing the queued chunks as a group on a store thread when no
+  // group is being appended and fewer than the limit are in progress (one
+  // with several streams open). REQUIRES: mu_ held.
+  void MaybeStartGroupLocked() {
+    const size_t limit = SeveralStreams() ? 1 : kMaxGroupsInProgress;
+    if (queued_.empty() || appending_ || storing_ >= limit) return;
+    ++storing_;
+    appending_ = true;
+    // std::function copies its target: the group travels shared.
+    auto group = std::make_shared<Group>(TakeGroupLocked());
+    workers_->Run([this, group] { StoreGroup(std::move(*group)); });
+  }
+
+  // The queued chunks a group takes: from the front, at least one, those of
+  // the first one's channel, up to max_group_messages_. REQUIRES: mu_ held.
+  Group TakeGroupLocked() {
+    Group g;
+    size_t messages = 0;
+    while (!queued_.empty()) {
+      ReadChunkEntry& e = queued_.front();
+      const size_t n = static_cast<size_t>(e.chunk->messages_size());
+      if (!g.empty() && (messages + n > max_group_messages_ || e.channel != g.front().channel)) {
+        break;
+      }
+      messages += n;
+      queued_messages_ -= n;
+      g.push_back(std::move(e));
+      queued_.pop_front();
     }
+    return g;
+  }
+
+  // On a store thread: stores `group` and makes its chunks'
+  // acknowledgements ready. Once its append is done, the next group may
+  // start on another store thread while this one is indexed.
+  void StoreGroup(Group group) {
+    bool appended = false;
+    const std::function<void()> after = [&] {
+      appended = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      appending_ = false;
+      MaybeStartGroupLocked();
+    };
+    std::vector<const wire::IngestChunk*> chunks;
+    chunks.reserve(group.size());
+    for (const ReadChunkEntry& e : group) chunks.push_back(e.chunk.get());
+    std::vector<absl::StatusOr<storage::AppendResult>> results =
+        ingest_(group.front().channel, chunks, after);
+    if (!appended) after();  // every chunk refused before the append
+    std::vector<grpc::ByteBuffer> acks(group.size());
+    for (size_t i = 0; i < group.size(); ++i) {
+      acks[i] = EncodeAck(group[i], i < results.size()
+                                        ? results[i]
+                                        : absl::InternalError("chunk left without a result"));
+    }
+    Advance([&] {
+      in_progress_ -= group.size();
+      --storing_;
+      for (size_t i = 0; i < group.size() && !write_failed_; ++i) {
+        ready_.emplace(group[i].ticket, std::move(acks[i]));
+      }
+      MaybeStartGroupLocked();
+    });
+  }
+
+  // A chunk's acknowledgement, encoded (a chunk the service refused is
+  // acknowledged with its error).
+  static grpc::ByteBuffer EncodeAck(const ReadChunkEntry& e,
+                                    const absl::StatusOr<storage::AppendResult>& r) {
     v1::IngestAck ack;
-    ack.set_chunk_id(chunk.chunk_id() != 0 ? chunk.chunk_id() : ticket);
+    ack.set_chunk_id(e.chunk->chunk_id() != 0 ? e.chunk->chunk_id() : e.ticket);
     if (r.ok()) {
       ack.set_stored(r->stored);
       ack.set_duplicates(r->duplicates);
@@ -141,7 +206,8 @@ class IngestStreamReactor final
       ack.set_last_seq(r->last_seq);
     } else {
       ack.mutable_error()->set_code(static_cast<int>(r.status().code()));
-      ack.mutable_error()->set_message(absl::StrCat("chunk ", ticket, ": ", r.status().message()));
+      ack.mutable_error()->set_message(
+          absl::StrCat("chunk ", e.ticket, ": ", r.status().message()));
     }
     grpc::ByteBuffer out;
     if (absl::Status s = EncodeResponse(ack, &out); !s.ok()) {
@@ -168,12 +234,14 @@ class IngestStreamReactor final
     MaybeFinish();
   }
 
-  // REQUIRES: mu_ held.
+  // Reads ahead while fewer messages are queued than two groups take (one
+  // chunk in progress at most with several streams open). REQUIRES: mu_
+  // held.
   bool CanReadLocked() const {
-    const size_t limit =
-        open_streams.load(std::memory_order_relaxed) > 1 ? 1 : kMaxChunksInProgress;
-    return !reads_ended_ && !write_failed_ && in_progress_ < limit &&
-           ready_.size() + in_progress_ < kMaxQueuedAcks;
+    if (reads_ended_ || write_failed_ || ready_.size() + in_progress_ >= kMaxQueuedAcks) {
+      return false;
+    }
+    return SeveralStreams() ? in_progress_ < 1 : queued_messages_ < 2 * max_group_messages_;
   }
   // The acknowledgement to write next, in chunk order; null when it is not
   // ready or a write is in flight. REQUIRES: mu_ held.
@@ -211,7 +279,9 @@ class IngestStreamReactor final
   }
 
   ServerMetrics* const metrics_;
-  const IngestChunkFn ingest_;
+  StoreWorkers* const workers_;
+  const size_t max_group_messages_;
+  const IngestChunksFn ingest_;
   RpcScope scope_;
   bool counted_ = false;  // in open_streams
   // The read side's (one read in flight at a time).
@@ -219,15 +289,14 @@ class IngestStreamReactor final
   uint64_t chunk_index_ = 0;
   grpc::ByteBuffer in_;
 
-  // Appends in chunk order: the chunk whose turn it is.
-  std::mutex turn_mu_;
-  std::condition_variable turn_cv_;
-  uint64_t turn_ = 0;
-
   std::mutex mu_;
+  std::deque<ReadChunkEntry> queued_;           // chunks read, not yet in a group
+  size_t queued_messages_ = 0;                  // their messages
+  size_t in_progress_ = 0;                      // chunks read, their acks not ready
+  size_t storing_ = 0;                          // groups being stored
+  bool appending_ = false;                      // one of them is not appended yet
   std::map<uint64_t, grpc::ByteBuffer> ready_;  // acks by chunk; the first is written next
   uint64_t next_write_ = 0;                     // chunk whose ack is written next
-  size_t in_progress_ = 0;                      // chunks being stored
   bool reading_ = false;                        // a read is in flight
   bool reads_ended_ = false;                    // no read will be started again
   bool writing_ = false;
@@ -239,9 +308,10 @@ class IngestStreamReactor final
 }  // namespace
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewIngestStreamReactor(
-    grpc::CallbackServerContext* ctx, ServerMetrics* metrics, absl::Status admitted,
-    IngestChunkFn ingest) {
-  return new IngestStreamReactor(ctx, metrics, std::move(admitted), std::move(ingest));
+    grpc::CallbackServerContext* ctx, ServerMetrics* metrics, StoreWorkers* workers,
+    absl::Status admitted, size_t max_group_messages, IngestChunksFn ingest) {
+  return new IngestStreamReactor(ctx, metrics, workers, std::move(admitted), max_group_messages,
+                                 std::move(ingest));
 }
 
 }  // namespace speakermem::server

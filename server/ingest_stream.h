@@ -1,10 +1,13 @@
 // The IngestStream RPC's reactor: chunks in, one acknowledgement per chunk
-// out, both in the stream's order. While it is the only stream open, two of
-// its chunks are in progress at once: one is decoded, validated and appended
-// while the other is indexed (BM25, embedding queue). Acknowledgements are
-// written while the next chunks are read, so a client's window of chunks
-// keeps the store busy instead of waiting for each acknowledgement's round
-// trip.
+// out, both in the stream's order. gRPC's callback threads read and decode
+// chunks into a queue; store threads (StoreWorkers) take what queued up as
+// one group and store it with one append and one WAL write (group commit,
+// engine::Memory::IngestGroup), each chunk still acknowledged on its own
+// with its own counts or error. While it is the only stream open, two
+// groups are in progress at once: one is appended while the other is
+// indexed (BM25, embedding queue). Acknowledgements are written while the
+// next chunks are read, so a client's window of chunks keeps the store busy
+// instead of waiting for each acknowledgement's round trip.
 #ifndef SPEAKERMEM_SERVER_INGEST_STREAM_H_
 #define SPEAKERMEM_SERVER_INGEST_STREAM_H_
 
@@ -14,6 +17,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,23 +26,27 @@
 namespace speakermem::server {
 
 class ServerMetrics;
+class StoreWorkers;
 namespace wire {
 class IngestChunk;
 }
 
-// Stores one decoded chunk of the stream's channel, calling `before` once
-// the chunk is valid and about to be appended and `after` once the append
-// is done (engine::Memory::IngestOrder): the stream orders its chunks'
-// appends with them.
-using IngestChunkFn = std::function<absl::StatusOr<storage::AppendResult>(
-    const std::string& channel, const wire::IngestChunk& chunk, const std::function<void()>& before,
-    const std::function<void()>& after)>;
+// Stores consecutive decoded chunks of the stream's channel as one group
+// (engine::Memory::IngestGroup), one result per chunk in order, calling
+// `appended` once the group's append is done (not when every chunk was
+// refused before it): the stream starts its next group then.
+using IngestChunksFn = std::function<std::vector<absl::StatusOr<storage::AppendResult>>(
+    const std::string& channel, const std::vector<const wire::IngestChunk*>& chunks,
+    const std::function<void()>& appended)>;
 
 // `admitted`: the caller's authentication and the server's readiness,
 // checked when the call starts (an error finishes the call at once).
+// `workers` store the chunks and outlive the call. `max_group_messages`:
+// the most messages one group may hold (the largest batch the store
+// accepts); a larger chunk is stored alone.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewIngestStreamReactor(
-    grpc::CallbackServerContext* ctx, ServerMetrics* metrics, absl::Status admitted,
-    IngestChunkFn ingest);
+    grpc::CallbackServerContext* ctx, ServerMetrics* metrics, StoreWorkers* workers,
+    absl::Status admitted, size_t max_group_messages, IngestChunksFn ingest);
 
 }  // namespace speakermem::server
 

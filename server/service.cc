@@ -2,7 +2,9 @@
 
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -20,6 +22,7 @@
 #include "server/raw_service.h"
 #include "server/request_codec.h"
 #include "server/rpc_scope.h"
+#include "server/store_workers.h"
 #include "speakermem/v1/speakermem.grpc.pb.h"
 #include "storage/validation.h"
 #include "writer/rewards.h"
@@ -35,6 +38,18 @@ storage::ChannelRef ChannelOf(const Principal& who, const std::string& channel) 
 }
 
 constexpr char kApiKeyHeader[] = "x-api-key";
+
+// A request's messages as the engine's batch (the channels point into `in`).
+engine::Memory::Batch FromWire(const google::protobuf::RepeatedPtrField<wire::Message>& in) {
+  engine::Memory::Batch b;
+  b.messages.reserve(in.size());
+  b.message_channels.reserve(in.size());
+  for (const auto& m : in) {
+    b.messages.push_back(server::FromWire(m));
+    b.message_channels.push_back(m.channel());
+  }
+  return b;
+}
 
 enum class Access { kTenant, kAdmin };
 
@@ -495,26 +510,51 @@ class Service final : public RawServiceBase {
       const std::string& tenant, const std::string& channel,
       const google::protobuf::RepeatedPtrField<wire::Message>& in,
       const engine::Memory::IngestOrder* order = nullptr) {
-    std::vector<storage::Message> msgs;
-    std::vector<absl::string_view> chans;
-    msgs.reserve(in.size());
-    chans.reserve(in.size());
-    for (const auto& m : in) {
-      msgs.push_back(FromWire(m));
-      chans.push_back(m.channel());
-    }
-    if (absl::Status s = limiter_->AdmitIngest(tenant, msgs.size()); !s.ok()) {
+    if (absl::Status s = limiter_->AdmitIngest(tenant, in.size()); !s.ok()) {
       metrics_->CountIngestRejected(1);
       return s;
     }
-    absl::StatusOr<storage::AppendResult> r =
-        memory_->Ingest(storage::ChannelRef{tenant, channel}, chans, std::move(msgs), order);
+    engine::Memory::Batch b = FromWire(in);
+    absl::StatusOr<storage::AppendResult> r = memory_->Ingest(
+        storage::ChannelRef{tenant, channel}, b.message_channels, std::move(b.messages), order);
+    CountIngested(r);
+    return r;
+  }
+
+  // IngestStream's group of chunks: each admitted and counted on its own,
+  // stored together (engine::Memory::IngestGroup).
+  std::vector<absl::StatusOr<storage::AppendResult>> IngestChunks(
+      const std::string& tenant, const std::string& channel,
+      const std::vector<const wire::IngestChunk*>& chunks,
+      const engine::Memory::IngestOrder& order) {
+    std::vector<absl::StatusOr<storage::AppendResult>> results(
+        chunks.size(), absl::InternalError("chunk not stored"));
+    std::vector<engine::Memory::Batch> batches;
+    std::vector<size_t> slots;  // batch -> its chunk
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (absl::Status s = limiter_->AdmitIngest(tenant, chunks[i]->messages_size()); !s.ok()) {
+        metrics_->CountIngestRejected(1);
+        results[i] = std::move(s);
+        continue;
+      }
+      batches.push_back(FromWire(chunks[i]->messages()));
+      slots.push_back(i);
+    }
+    std::vector<absl::StatusOr<storage::AppendResult>> stored =
+        memory_->IngestGroup(storage::ChannelRef{tenant, channel}, std::move(batches), &order);
+    for (size_t k = 0; k < stored.size() && k < slots.size(); ++k) {
+      CountIngested(stored[k]);
+      results[slots[k]] = std::move(stored[k]);
+    }
+    return results;
+  }
+
+  void CountIngested(const absl::StatusOr<storage::AppendResult>& r) {
     if (r.ok()) {
       metrics_->CountIngest(r->stored, r->duplicates);
     } else {
       metrics_->CountIngestRejected(1);
     }
-    return r;
   }
 
   absl::Status CheckReady() const {
@@ -577,6 +617,9 @@ class Service final : public RawServiceBase {
   const std::unique_ptr<Limiter> own_limiter_;  // when none was given
   Limiter* const limiter_;
   bool query_models_ = false;  // some query stage calls a model (spends tokens)
+  // Store IngestStream chunks: at least two, so one group's append overlaps
+  // the previous group's indexing.
+  StoreWorkers store_workers_{std::max(2u, std::thread::hardware_concurrency())};
 };
 
 TransferContext Service::Transfer() {
@@ -625,13 +668,15 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStre
   absl::StatusOr<Principal> who = Authenticate(ctx, Access::kTenant);
   absl::Status admitted = who.ok() ? CheckReady() : who.status();
   std::string tenant = who.ok() ? who->tenant : "";
-  return NewIngestStreamReactor(
-      ctx, metrics_, std::move(admitted),
-      [this, tenant](const std::string& channel, const wire::IngestChunk& chunk,
-                     const std::function<void()>& before, const std::function<void()>& after) {
-        const engine::Memory::IngestOrder order{before, after};
-        return IngestBatch(tenant, channel, chunk.messages(), &order);
-      });
+  return NewIngestStreamReactor(ctx, metrics_, &store_workers_, std::move(admitted),
+                                memory_->options().limits.max_batch_messages,
+                                [this, tenant](const std::string& channel,
+                                               const std::vector<const wire::IngestChunk*>& chunks,
+                                               const std::function<void()>& appended) {
+                                  return IngestChunks(
+                                      tenant, channel, chunks,
+                                      engine::Memory::IngestOrder{nullptr, appended});
+                                });
 }
 
 }  // namespace

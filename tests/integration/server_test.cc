@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "engine/memory.h"
 #include "speakermem/v1/speakermem.grpc.pb.h"
 #include "tests/integration/test_server.h"
 
@@ -216,8 +218,9 @@ TEST_CASE("a bad chunk is acknowledged with its error and the stream goes on",
 
 TEST_CASE("a long stream keeps its order: acks in chunk order, seqs in stream order",
           "[server][concurrency]") {
-  // The server stores two chunks of a stream at once; appends and acks
-  // must still follow the stream.
+  // The server stores a stream's chunks on two threads, those that queued
+  // up together as one append; appends and acks must still follow the
+  // stream.
   TestServer ts;
   const v1::IngestRequest batch = Batch("o", 900);
   std::vector<v1::DialogueMessage> msgs(batch.messages().begin(), batch.messages().end());
@@ -249,6 +252,58 @@ TEST_CASE("a long stream keeps its order: acks in chunk order, seqs in stream or
   std::vector<std::string> stored;
   for (const auto& m : AllMessages(ts.client(), "o")) stored.push_back(m.message_id());
   CHECK(stored == expected);
+}
+
+// Group commit, driven directly: the stream's store threads group chunks
+// only when they queue up, which a test cannot force.
+storage::Message Plain(const std::string& id, const std::string& speaker, int64_t ts) {
+  storage::Message m;
+  m.message_id = id;
+  m.speaker = speaker;
+  m.text = "we meet at the harbour at " + std::to_string(ts);
+  m.timestamp_ms = ts;
+  return m;
+}
+
+TEST_CASE("a group of batches is stored as if each came alone, in order", "[server][ingest]") {
+  TestServer ts;
+  std::vector<engine::Memory::Batch> group(3);
+  group[0].messages = {Plain("a", "Alice", 1000), Plain("b", "Bob", 2000)};
+  group[1].messages = {Plain("c", "Alice", 3000), Plain("d", "ALL", 4000)};  // reserved speaker
+  group[2].messages = {Plain("b", "Bob", 2000), Plain("e", "Carol", 5000)};  // "b" again
+  for (auto& b : group) b.message_channels.assign(b.messages.size(), "");
+  int appended = 0;
+  const engine::Memory::IngestOrder order{nullptr, [&] { ++appended; }};
+  auto results = ts.server()->memory()->IngestGroup(
+      storage::ChannelRef{storage::kDefaultTenant, "g"}, std::move(group), &order);
+  REQUIRE(results.size() == 3);
+  CHECK(appended == 1);  // one append for the two valid batches
+  REQUIRE_OK(results[0]);
+  CHECK(results[0]->stored == 2);
+  CHECK(results[0]->first_seq == 1);
+  CHECK(results[0]->last_seq == 2);
+  REQUIRE(results[1].status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(results[1].status().message(), "messages[1].speaker"));
+  REQUIRE_OK(results[2]);
+  CHECK(results[2]->stored == 1);
+  CHECK(results[2]->duplicates == 1);
+  CHECK(results[2]->first_seq == 3);
+  CHECK(results[2]->last_seq == 3);
+  REQUIRE(results[2]->messages.size() == 2);
+  CHECK(results[2]->messages[0].duplicate);
+  CHECK(results[2]->messages[0].seq == 2);  // the earlier batch's "b"
+  std::vector<std::string> stored;
+  for (const auto& m : AllMessages(ts.client(), "g")) stored.push_back(m.message_id());
+  CHECK(stored == std::vector<std::string>{"a", "b", "e"});
+
+  // Nothing valid: no append, so the order's callback is not called.
+  std::vector<engine::Memory::Batch> bad(1);
+  bad[0].messages = {Plain("f", "ALL", 6000)};
+  bad[0].message_channels = {""};
+  auto refused = ts.server()->memory()->IngestGroup(
+      storage::ChannelRef{storage::kDefaultTenant, "g"}, std::move(bad), &order);
+  CHECK(refused[0].status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(appended == 1);
 }
 
 TEST_CASE("a stream that switches channel ends with INVALID_ARGUMENT", "[server][bad-input]") {

@@ -1,0 +1,68 @@
+// Memory::IngestGroup: group commit of consecutive batches of one channel
+// (a stream's chunks that arrived while the previous append ran).
+#include <utility>
+
+#include "engine/memory.h"
+#include "storage/validation.h"
+
+namespace speakermem::engine {
+namespace {
+
+// One batch's share of the group's append: its messages' results and its
+// own counts, as if it had been appended alone.
+storage::AppendResult BatchShare(const storage::AppendResult& group, size_t begin, size_t size) {
+  storage::AppendResult r;
+  r.messages.assign(group.messages.begin() + static_cast<std::ptrdiff_t>(begin),
+                    group.messages.begin() + static_cast<std::ptrdiff_t>(begin + size));
+  for (const storage::AppendedMessage& m : r.messages) {
+    if (m.duplicate) {
+      ++r.duplicates;
+      continue;
+    }
+    ++r.stored;
+    if (r.first_seq == 0) r.first_seq = m.seq;
+    r.last_seq = m.seq;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<absl::StatusOr<storage::AppendResult>> Memory::IngestGroup(
+    const storage::ChannelRef& channel, std::vector<Batch> batches, const IngestOrder* order) {
+  std::vector<absl::StatusOr<storage::AppendResult>> results(
+      batches.size(), absl::InternalError("batch not stored"));
+  std::vector<storage::Message> all;
+  std::vector<std::pair<size_t, size_t>> valid;  // batch, its message count
+  for (size_t k = 0; k < batches.size(); ++k) {
+    Batch& b = batches[k];
+    if (absl::Status s = storage::ValidateMessages(channel.channel, b.message_channels, b.messages,
+                                                   options_.limits);
+        !s.ok()) {
+      results[k] = std::move(s);
+      continue;
+    }
+    valid.emplace_back(k, b.messages.size());
+    for (auto& m : b.messages) {
+      m.seq = 0;
+      all.push_back(std::move(m));
+    }
+  }
+  if (valid.empty()) return results;
+  if (order != nullptr && order->before) order->before();
+  absl::StatusOr<storage::AppendResult> appended = store_->AppendMessages(channel, &all);
+  if (order != nullptr && order->after) order->after();
+  if (!appended.ok()) {
+    for (const auto& [k, size] : valid) results[k] = appended.status();
+    return results;
+  }
+  size_t begin = 0;
+  for (const auto& [k, size] : valid) {
+    results[k] = BatchShare(*appended, begin, size);
+    begin += size;
+  }
+  IndexAppended(channel, &all, *appended);
+  return results;
+}
+
+}  // namespace speakermem::engine
