@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -185,12 +186,22 @@ class IngestStreamReactor final
     }
     Advance([&] {
       in_progress_ -= group.size();
-      --storing_;
       for (size_t i = 0; i < group.size() && !write_failed_; ++i) {
         ready_.emplace(group[i].ticket, std::move(acks[i]));
       }
-      MaybeStartGroupLocked();
     });
+    // This thread is not one of the call's reactions, so gRPC does not hold
+    // the call open for it: until storing_ drops, the call cannot finish
+    // (and the reactor be deleted) under it. Its last touch of the reactor
+    // is that decrement, or the Finish it decides on with it.
+    std::optional<grpc::Status> finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --storing_;
+      MaybeStartGroupLocked();
+      finish = FinishLocked();
+    }
+    if (finish) Finish(*std::move(finish));
   }
 
   // A chunk's acknowledgement, encoded (a chunk the service refused is
@@ -263,19 +274,24 @@ class IngestStreamReactor final
     MaybeFinish();
   }
 
-  // Finishes once reading has ended, no chunk is in progress and every
-  // acknowledgement is written.
+  // Finishes once reading has ended, no chunk is in progress, no store
+  // thread holds the reactor and every acknowledgement is written.
   void MaybeFinish() {
-    absl::Status status;
+    std::optional<grpc::Status> finish;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (finished_ || reading_ || in_progress_ > 0 || writing_) return;
-      if (!reads_ended_ && !write_failed_) return;
-      if (!write_failed_ && !ready_.empty()) return;
-      finished_ = true;
-      status = end_status_;
+      finish = FinishLocked();
     }
-    Finish(scope_.Done(status));
+    if (finish) Finish(*std::move(finish));
+  }
+  // The call's final status when it is to finish now (then once only).
+  // REQUIRES: mu_ held.
+  std::optional<grpc::Status> FinishLocked() {
+    if (finished_ || reading_ || in_progress_ > 0 || storing_ > 0 || writing_) return std::nullopt;
+    if (!reads_ended_ && !write_failed_) return std::nullopt;
+    if (!write_failed_ && !ready_.empty()) return std::nullopt;
+    finished_ = true;
+    return scope_.Done(end_status_);
   }
 
   ServerMetrics* const metrics_;

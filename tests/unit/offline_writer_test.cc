@@ -1,0 +1,499 @@
+// The offline Writer's rules, one sentence written for each.
+#include <catch2/catch.hpp>
+
+#include "tests/test_util.h"
+#include "tests/unit/writer_roster.h"
+#include "writer/writer_model.h"
+
+namespace speakermem::writer {
+namespace {
+
+using Type = WriterAction::Type;
+
+using testing::Roster;
+
+WriterMessage Msg(const std::string& speaker_id, const std::string& text) {
+  std::string display = speaker_id;
+  display[0] = static_cast<char>(std::toupper(display[0]));
+  return WriterMessage{"id-" + text.substr(0, 8), speaker_id, display, text, 1000, "s1", ""};
+}
+
+std::vector<WriterAction> Write(std::vector<WriterMessage> msgs, std::vector<WriterHead> heads = {},
+                                size_t max_actions = 8, const OfflineWriterParams& params = {}) {
+  auto writer = NewOfflineWriter(params);
+  WriterInput in;
+  in.roster = Roster();
+  in.heads = std::move(heads);
+  in.messages = std::move(msgs);
+  in.max_actions = max_actions;
+  llm::StageCall call;
+  auto out = writer->Write(in, &call);
+  REQUIRE_OK(out);
+  // The raw text is the serialised actions and parses back to them.
+  auto parsed = ParseWriterActions(out->raw_text);
+  REQUIRE_OK(parsed);
+  REQUIRE(parsed->size() == out->actions.size());
+  return out->actions;
+}
+
+TEST_CASE("offline Writer: first-person stances go to the speaker's core", "[writer]") {
+  auto a = Write({Msg("bob", "I prefer concise checklists.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kAdd);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].source == "bob");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].utype == "stance");
+  CHECK(a[0].content == "Bob prefers concise checklists");
+}
+
+TEST_CASE("offline Writer: a manner adverb after 'I' is not conjugated", "[writer]") {
+  auto a = Write({Msg("bob", "I secretly enjoy long train rides.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Bob secretly enjoys long train rides");
+}
+
+TEST_CASE("offline Writer: the speaker's own team needing something is not a group plan",
+          "[writer]") {
+  auto a = Write({Msg("chen", "My team needs the projector for the whole week of the launch.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "chen");
+  CHECK(a[0].layer == "core");
+  auto b = Write({Msg("chen", "We need the projector for the whole week of the launch.")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+}
+
+TEST_CASE("offline Writer: first-person facts go to the speaker's core", "[writer]") {
+  auto a = Write({Msg("dana", "I'm vegetarian and my sister lives in Lisbon")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].utype == "fact");
+  CHECK(a[0].content == "Dana is vegetarian and Dana's sister lives in Lisbon");
+}
+
+TEST_CASE("offline Writer: 'A says B ...' is owner B, source A", "[writer]") {
+  auto a = Write({Msg("alice", "Bob agreed to run the demo on Friday")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].source == "alice");
+  CHECK(a[0].layer == "profile");
+  auto b = Write({Msg("dana", "I think Chen always volunteers for the workshops")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  CHECK(b[0].source == "dana");
+  CHECK(b[0].utype == "stance");
+  CHECK(b[0].content == "Dana says Chen always volunteers for the workshops");
+}
+
+TEST_CASE("offline Writer: decisions and norms go to GROUP layers", "[writer]") {
+  auto a = Write({Msg("alice", "Decision: the offsite is in Lisbon, the week of May 18."),
+                  Msg("chen", "We always start the retro with a joke round"),
+                  Msg("alice", "Please submit receipts within two weeks"),
+                  Msg("bob", "Let's book the Heron Cafe for Saturday")});
+  REQUIRE(a.size() == 4);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].layer == "interaction");
+  CHECK(a[0].utype == "decision");
+  CHECK(a[0].source == "alice");
+  CHECK(a[0].content == "The offsite is in Lisbon, the week of May 18");
+  CHECK(a[1].owner == "GROUP");
+  CHECK(a[1].layer == "insight");
+  CHECK(a[1].content == "The group always start the retro with a joke round");
+  CHECK(a[2].layer == "insight");
+  CHECK(a[2].source == "alice");
+  // A plan the group adopts is an interaction, proposed by its speaker.
+  CHECK(a[3].owner == "GROUP");
+  CHECK(a[3].layer == "interaction");
+  CHECK(a[3].source == "bob");
+  CHECK(a[3].content == "The group will book the Heron Cafe for Saturday");
+
+  // A request tied to an occasion is part of that plan, not a standing rule.
+  auto b = Write({Msg("bob", "Please pick somewhere with a proper lunch stop on Saturday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+  CHECK(b[0].source == "bob");
+}
+
+TEST_CASE("offline Writer: scope is always consistent", "[writer]") {
+  auto a = Write({Msg("alice", "Decision: we go to Porto"), Msg("bob", "I love surfing a lot"),
+                  Msg("chen", "Dana is the best planner we have"),
+                  Msg("dana", "My flight lands at noon")});
+  for (const auto& x : a) {
+    INFO(x.content);
+    if (IsGroupLayer(x.layer)) {
+      CHECK(x.owner == "GROUP");
+    } else {
+      CHECK(x.owner != "GROUP");
+    }
+  }
+}
+
+TEST_CASE("offline Writer: a revision of a head is an UPDATE, a restatement nothing", "[writer]") {
+  std::vector<WriterHead> heads = {{"h1", "interaction", "GROUP", "alice", "decision",
+                                    "The offsite is in Lisbon, the week of May 18", 1}};
+  auto a = Write(
+      {Msg("alice", "Updated decision: the offsite moves to Porto, same week of May 18")}, heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kUpdate);
+  CHECK(a[0].entry_id == "h1");
+  CHECK(a[0].content.find("Porto") != std::string::npos);
+
+  auto same =
+      Write({Msg("alice", "Decision: the offsite is in Lisbon, the week of May 18")}, heads);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].type == Type::kNoop);
+}
+
+TEST_CASE("offline Writer: one matter within a segment is one record", "[writer]") {
+  // A revision replaces the earlier statement...
+  auto a = Write({Msg("bob", "I prefer the beach for the offsite"),
+                  Msg("bob", "I prefer the mountains instead for the offsite now")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kAdd);
+  CHECK(a[0].content == "Bob prefers the mountains instead for the offsite now");
+  // ...more on the same matter is added to it.
+  auto b = Write({Msg("bob", "I prefer the beach for the offsite"),
+                  Msg("bob", "I prefer the beach because of the surf at the offsite")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content ==
+        "Bob prefers the beach for the offsite; Bob prefers the beach because of the surf at "
+        "the offsite");
+}
+
+TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") {
+  auto a = Write({Msg("alice", "ok thanks!"), Msg("bob", "lol"),
+                  Msg("dana", "Good morning everyone!"), Msg("chen", "Sounds great, thanks!")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kNoop);
+  std::vector<WriterMessage> many;
+  for (int i = 0; i < 20; ++i) {
+    many.push_back(
+        Msg(i % 2 == 0 ? "bob" : "chen", std::string(3, static_cast<char>('a' + i)) + " " +
+                                             std::string(4, static_cast<char>('b' + i))));
+  }
+  CHECK(Write(many, {}, 8).size() == 8);
+}
+
+TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are NOOP",
+          "[writer]") {
+  for (const char* text :
+       {"Should we book the night train to Porto?", "anyone free tonight", "what time", "Agreed.",
+        "Exactly, fair point", "That's hilarious", "\xF0\x9F\x99\x82\xF0\x9F\x8E\x89", "haha yes",
+        "Good morning everyone!", "Are you coming to the thing"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  // The statement beside a question is kept, the question is not.
+  auto b = Write({Msg("chen", "I booked the night train to Porto. Anyone want the top bunk?")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Chen booked the night train to Porto");
+}
+
+TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or addressed",
+          "[writer]") {
+  auto a = Write({Msg("dana", "Honestly I have a hard stop at nine that week")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].content == "Dana has a hard stop at nine that week");
+
+  // A reply's "you" is the person replied to, whoever spoke last.
+  WriterMessage reply = Msg("alice", "You could have texted before ten, to be fair");
+  reply.reply_to_speaker_id = "bob";
+  auto b = Write({Msg("chen", "Sorry, the investor call ran over"), reply});
+  REQUIRE(b.size() == 2);
+  CHECK(b[1].owner == "bob");
+  CHECK(b[1].source == "alice");
+  CHECK(b[1].layer == "profile");
+  CHECK(b[1].content == "Alice says Bob could have texted before ten, to be fair");
+
+  // "you" opening a clause of its own takes the verb's third person too (after
+  // the speaker's verb, itself rewritten: "I know" -> "Alice knows").
+  auto k = Write({Msg("chen", "Sorry, the investor call ran over"),
+                  Msg("alice", "I know you want the window seat on the ferry")});
+  REQUIRE(k.size() == 2);
+  CHECK(k[1].owner == "alice");
+  CHECK(k[1].content == "Alice knows Chen wants the window seat on the ferry");
+
+  // Without a reply target: the segment's previous speaker.
+  auto c = Write({Msg("chen", "Sorry, the investor call ran over"),
+                  Msg("alice", "You could have texted before ten")});
+  REQUIRE(c.size() == 2);
+  CHECK(c[1].owner == "chen");
+
+  // A vocative names the addressee and is not part of the record.
+  auto d = Write({Msg("chen", "The investor call ran over"),
+                  Msg("alice", "Dana, you look really well after the holiday")});
+  REQUIRE(d.size() == 2);
+  CHECK(d[1].owner == "dana");
+  CHECK(d[1].content == "Alice says Dana looks well after the holiday");
+
+  // A name before the speaker's own "I" addresses that member; the clause
+  // stays the speaker's.
+  auto v = Write({Msg("alice", "Dana I've been saving for the ferry tickets since March")});
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].owner == "alice");
+  CHECK(v[0].layer == "core");
+  CHECK(v[0].content == "Alice has been saving for the ferry tickets since March");
+
+  // A member's name as a label: what holds for that member, said by the speaker.
+  auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].owner == "chen");
+  CHECK(e[0].source == "bob");
+  CHECK(e[0].layer == "profile");
+  CHECK(e[0].content == "Bob says no flights after nine this month");
+}
+
+TEST_CASE("offline Writer: a person's own need is their core, advice or a request nothing",
+          "[writer]") {
+  auto a = Write(
+      {Msg("dana", "Any city works for me, but I'm vegetarian, so the venue needs real options.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].content.find("Dana is vegetarian") != std::string::npos);
+
+  // Advice or a request is what the speaker would have someone do: nothing
+  // is so of the addressee (or of the speaker) because of it.
+  for (const char* text : {"Take one trip at a time, the flights will calm down",
+                           "Ask Sam about the tickets before Friday",
+                           "Come to the drinks next time though, genuinely"}) {
+    WriterMessage advice = Msg("alice", text);
+    advice.reply_to_speaker_id = "chen";
+    auto b = Write({advice});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].type == Type::kNoop);
+  }
+  // A statement about the person replied to is still their profile.
+  WriterMessage about = Msg("alice", "You always pick the quiet places, Chen");
+  about.reply_to_speaker_id = "chen";
+  auto c = Write({about});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "chen");
+  CHECK(c[0].source == "alice");
+  CHECK(c[0].layer == "profile");
+}
+
+TEST_CASE("offline Writer: a kinship word no member goes by addresses someone", "[writer]") {
+  auto b = Write({Msg("chen", "Dad I passed the driving test this morning")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  CHECK(b[0].content == "Chen passed the driving test this morning");
+  // Endearments and "I mean" open a clause without being part of it.
+  auto e = Write({Msg("dana", "My darlings, the cottage has a hot tub")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].content == "The cottage has a hot tub");
+  auto f = Write({Msg("dana", "I mean I can try to come after the exams")});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].content == "Dana can try to come after the exams");
+  // A name followed by its verb stays the subject.
+  auto c = Write({Msg("bob", "Alice drives a red van to the allotment")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "alice");
+  CHECK(c[0].layer == "profile");
+}
+
+TEST_CASE("offline Writer: 'I need' is present tense", "[writer]") {
+  auto d = Write({Msg("dana", "I need a quiet table near the window")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Dana needs a quiet table near the window");
+}
+
+TEST_CASE("offline Writer: agreeing with a member is the speaker's stance, bare agreement nothing",
+          "[writer]") {
+  auto a = Write({Msg("dana", "Alice makes a fair point about the budget spreadsheet")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].source == "dana");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].utype == "stance");
+  for (const char* text : {"Bob is right tbh", "Chen's right", "Alice has a point"}) {
+    INFO(text);
+    auto b = Write({Msg("dana", text)});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].type == Type::kNoop);
+  }
+}
+
+TEST_CASE("offline Writer: a decision on a member's proposal is GROUP interaction", "[writer]") {
+  auto a = Write({Msg("chen", "Alice's Friday picnic is confirmed")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].layer == "interaction");
+  CHECK(a[0].source == "chen");
+  auto b = Write({Msg("chen", "Dana's rota for the kitchen from now on")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+}
+
+TEST_CASE("offline Writer: a question naming a member without a question mark is NOOP",
+          "[writer]") {
+  for (const char* text : {"is Alice coming to the allotment", "does Bob still have the van"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+}
+
+TEST_CASE("offline Writer: hedges and intensifiers do not reach the record", "[writer]") {
+  auto a = Write({Msg("dana", "I'm genuinely exhausted from the allotment move")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Dana is exhausted from the allotment move");
+  auto b = Write({Msg("dana", "The new bakery on Elm Road is really good though")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "The new bakery on Elm Road is good");
+  // "not really" is a different statement from "not".
+  auto c = Write({Msg("dana", "I don't really like olives on pizza")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Dana doesn't really like olives on pizza");
+}
+
+TEST_CASE("offline Writer: where someone is at this moment is NOOP", "[writer]") {
+  for (const char* text : {"On my way, running ten minutes behind", "Heading out in 10 mins",
+                           "Almost there with the cake", "Great, see everyone Saturday",
+                           "Been here twenty minutes at the corner table", "Sorry Alice"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  // Having been somewhere before is worth remembering.
+  auto b = Write({Msg("chen", "I've been here before for the tasting menu")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].type == Type::kAdd);
+  CHECK(b[0].owner == "chen");
+}
+
+TEST_CASE(
+    "offline Writer: a name before a question, the group's clause or a reaction addresses someone",
+    "[writer]") {
+  auto a = Write({Msg("chen", "Bob what did the plumber say about the boiler")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kNoop);
+  auto b = Write({Msg("chen", "Alice we went to the coast on a Saturday last time")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  CHECK(b[0].layer == "core");
+  // A name before a reaction or thanks: the reaction is still NOOP.
+  auto r = Write({Msg("chen", "Bob that is such a lovely idea for the garden")});
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].type == Type::kNoop);
+  auto t = Write({Msg("chen", "Dana thank you so much for the lift home")});
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].content.find("Dana thank") == std::string::npos);
+  // A name before a clause of its own, or before a request.
+  auto g = Write({Msg("chen", "Alice the south path is a gentle grassy slope")});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].owner == "chen");
+  CHECK(g[0].content == "The south path is a gentle grassy slope");
+  auto h = Write({Msg("chen", "Dana tell us about the allotment in the nineties")});
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].type == Type::kNoop);
+  // A member's possessive is not an address, nor is a name before its verb.
+  auto d = Write({Msg("chen", "Bob looks well after the holiday in Crete")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "bob");
+  auto c = Write({Msg("chen", "Alice's van broke down on the ring road")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "alice");
+}
+
+TEST_CASE("offline Writer: 'I'd been' is had, 'I'd love' would, 'you two' is no one member",
+          "[writer]") {
+  auto a = Write({Msg("dana", "I'd been looking for that pressing for years")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Dana had been looking for that pressing for years");
+  auto b = Write({Msg("dana", "I'd love a copy of the recipe for the stew")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Dana would love a copy of the recipe for the stew");
+  auto c = Write({Msg("alice", "Bob, you two are the same person with the spreadsheets")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].type == Type::kNoop);
+}
+
+TEST_CASE("offline Writer: with group_arrangements on, the group's arrangements are GROUP",
+          "[writer]") {
+  OfflineWriterParams on;
+  on.group_arrangements = true;
+  for (const char* text : {"Thursday at 7pm works for everyone, back room of the Crown",
+                           "Alice and Dana in favour of the coach, Bob against"}) {
+    INFO(text);
+    auto b = Write({Msg("chen", text)}, {}, 8, on);
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].owner == "GROUP");
+    CHECK(b[0].layer == "interaction");
+    // Off (the default), the same clause is read by its subject.
+    auto c = Write({Msg("chen", text)});
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].owner != "GROUP");
+  }
+  // The speaker's own plan stays theirs, even with everyone in it.
+  auto d = Write({Msg("chen", "I will bake a cake for everyone on Saturday")}, {}, 8, on);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "chen");
+}
+
+TEST_CASE("offline Writer: a speaker's consecutive messages on one matter make one record",
+          "[writer]") {
+  auto a = Write({Msg("bob", "I found a cottage near Keswick with a wood stove"),
+                  Msg("bob", "It sleeps six and has a drying room for boots")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content.find("Keswick") != std::string::npos);
+  CHECK(a[0].content.find("drying room") != std::string::npos);
+  // Another speaker in between: two records.
+  auto b = Write({Msg("bob", "I found a cottage near Keswick with a wood stove"),
+                  Msg("chen", "I can drive up on the Friday evening"),
+                  Msg("bob", "It sleeps six and has a drying room for boots")});
+  CHECK(b.size() == 3);
+}
+
+TEST_CASE("BuildWriter gives the offline Writer the configured constants", "[writer]") {
+  llm::ModelsConfig models;  // offline provider
+  WriterInput in;
+  in.roster = Roster();
+  in.messages = {Msg("bob", "Consistency matters")};
+  in.max_actions = 8;
+  auto count = [&](const OfflineWriterParams& p) {
+    auto w = BuildWriter(models, nullptr, p);
+    REQUIRE_OK(w);
+    llm::StageCall call;
+    auto out = (*w)->Write(in, &call);
+    REQUIRE_OK(out);
+    return out->actions.front().type;
+  };
+  CHECK(count({}) == Type::kAdd);  // two content words: remembered by default
+  OfflineWriterParams strict;
+  strict.min_content = 3;
+  CHECK(count(strict) == Type::kNoop);
+}
+
+TEST_CASE("offline Writer: emoji end a clause and do not reach the record", "[writer]") {
+  auto a = Write(
+      {Msg("bob", "just got covered by TechCrunch \xF0\x9F\x94\xA5 might make it after all")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content == "Got covered by TechCrunch, might make it after all");
+}
+
+TEST_CASE("offline Writer: a revision of a plan without the plan's words is an UPDATE",
+          "[writer]") {
+  std::vector<WriterHead> heads = {{"h1", "interaction", "GROUP", "alice", "decision",
+                                    "The offsite is in Lisbon, the week of May 18", 1}};
+  auto a = Write({Msg("bob", "Change of plan: we are going with Porto instead.")}, heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kUpdate);
+  CHECK(a[0].entry_id == "h1");
+  CHECK(a[0].content.find("Porto") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace speakermem::writer
