@@ -56,12 +56,16 @@ std::vector<absl::StatusOr<storage::AppendResult>> Memory::IngestGroup(
     for (const auto& [k, size] : valid) results[k] = appended.status();
     return results;
   }
+  IndexAppended(channel, &all, *appended);
+  if (valid.size() == 1) {  // a batch alone (Ingest): the whole result is its
+    results[valid.front().first] = std::move(appended);
+    return results;
+  }
   size_t begin = 0;
   for (const auto& [k, size] : valid) {
     results[k] = BatchShare(*appended, begin, size);
     begin += size;
   }
-  IndexAppended(channel, &all, *appended);
   return results;
 }
 

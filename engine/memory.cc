@@ -331,15 +331,10 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
 absl::StatusOr<storage::AppendResult> Memory::Ingest(
     const storage::ChannelRef& channel, const std::vector<absl::string_view>& message_channels,
     std::vector<storage::Message> messages, const IngestOrder* order) {
-  SM_RETURN_IF_ERROR(
-      storage::ValidateMessages(channel.channel, message_channels, messages, options_.limits));
-  for (auto& m : messages) m.seq = 0;
-  if (order != nullptr && order->before) order->before();
-  absl::StatusOr<storage::AppendResult> appended = store_->AppendMessages(channel, &messages);
-  if (order != nullptr && order->after) order->after();
-  SM_ASSIGN_OR_RETURN(storage::AppendResult result, std::move(appended));
-  IndexAppended(channel, &messages, result);
-  return result;
+  std::vector<Batch> one(1);
+  one[0].message_channels = message_channels;
+  one[0].messages = std::move(messages);
+  return std::move(IngestGroup(channel, std::move(one), order).front());
 }
 
 void Memory::IndexAppended(const storage::ChannelRef& channel,
