@@ -29,7 +29,8 @@ storage::AppendResult BatchShare(const storage::AppendResult& group, size_t begi
 }  // namespace
 
 std::vector<absl::StatusOr<storage::AppendResult>> Memory::IngestGroup(
-    const storage::ChannelRef& channel, std::vector<Batch> batches, const IngestOrder* order) {
+    const storage::ChannelRef& channel, std::vector<Batch> batches,
+    const std::function<void()>& appended) {
   std::vector<absl::StatusOr<storage::AppendResult>> results(
       batches.size(), absl::InternalError("batch not stored"));
   std::vector<storage::Message> all;
@@ -49,21 +50,20 @@ std::vector<absl::StatusOr<storage::AppendResult>> Memory::IngestGroup(
     }
   }
   if (valid.empty()) return results;
-  if (order != nullptr && order->before) order->before();
-  absl::StatusOr<storage::AppendResult> appended = store_->AppendMessages(channel, &all);
-  if (order != nullptr && order->after) order->after();
-  if (!appended.ok()) {
-    for (const auto& [k, size] : valid) results[k] = appended.status();
+  absl::StatusOr<storage::AppendResult> group = store_->AppendMessages(channel, &all);
+  if (appended) appended();
+  if (!group.ok()) {
+    for (const auto& [k, size] : valid) results[k] = group.status();
     return results;
   }
-  IndexAppended(channel, &all, *appended);
+  IndexAppended(channel, &all, *group);
   if (valid.size() == 1) {  // a batch alone (Ingest): the whole result is its
-    results[valid.front().first] = std::move(appended);
+    results[valid.front().first] = std::move(group);
     return results;
   }
   size_t begin = 0;
   for (const auto& [k, size] : valid) {
-    results[k] = BatchShare(*appended, begin, size);
+    results[k] = BatchShare(*group, begin, size);
     begin += size;
   }
   return results;

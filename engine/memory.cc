@@ -330,11 +330,11 @@ absl::Status Memory::RebuildIndexes(const std::function<void(uint64_t)>& progres
 
 absl::StatusOr<storage::AppendResult> Memory::Ingest(
     const storage::ChannelRef& channel, const std::vector<absl::string_view>& message_channels,
-    std::vector<storage::Message> messages, const IngestOrder* order) {
+    std::vector<storage::Message> messages) {
   std::vector<Batch> one(1);
   one[0].message_channels = message_channels;
   one[0].messages = std::move(messages);
-  return std::move(IngestGroup(channel, std::move(one), order).front());
+  return std::move(IngestGroup(channel, std::move(one)).front());
 }
 
 void Memory::IndexAppended(const storage::ChannelRef& channel,

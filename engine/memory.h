@@ -194,21 +194,12 @@ class Memory {
   // was no such channel (deleting twice is not an error).
   absl::StatusOr<bool> DeleteChannel(const storage::ChannelRef& channel);
 
-  // Called around the append of an Ingest: `before` once the batch is
-  // valid, `after` once it is stored (or failed to be). A caller that runs
-  // batches of one stream concurrently orders their appends with them; the
-  // indexing after the append then overlaps the next batch's.
-  struct IngestOrder {
-    std::function<void()> before;
-    std::function<void()> after;
-  };
-
   // Validates the whole batch, then appends it atomically and durably.
   // INVALID_ARGUMENT "messages[i].field: reason" and nothing written when any
   // message is bad. `message_channels` as in storage::ValidateMessages.
   absl::StatusOr<storage::AppendResult> Ingest(
       const storage::ChannelRef& channel, const std::vector<absl::string_view>& message_channels,
-      std::vector<storage::Message> messages, const IngestOrder* order = nullptr);
+      std::vector<storage::Message> messages);
 
   // One batch of a group commit: its messages and each message's own
   // channel field, as in Ingest.
@@ -223,10 +214,12 @@ class Memory {
   // order, and each gets the result it would have had alone, a message
   // repeated from an earlier batch of the group counting as its duplicate.
   // A failed append fails every valid batch (nothing of them is written).
-  // `order` is called around the one append, not when no batch is valid.
+  // `appended` is called once the append is done (or failed), before the
+  // indexing, and not when no batch is valid: a stream starts its next group
+  // then, so that group's append overlaps this one's indexing.
   std::vector<absl::StatusOr<storage::AppendResult>> IngestGroup(
       const storage::ChannelRef& channel, std::vector<Batch> batches,
-      const IngestOrder* order = nullptr);
+      const std::function<void()>& appended = nullptr);
 
   // A page of the channel's messages in seq order, with the token of the next
   // page (empty at the end). NOT_FOUND for an unknown channel,

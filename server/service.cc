@@ -505,18 +505,17 @@ class Service final : public RawServiceBase {
     return absl::OkStatus();
   }
 
-  // Shared by Ingest and IngestStream: convert, validate, append, count.
+  // Ingest's request: admit, convert, validate, append, count.
   absl::StatusOr<storage::AppendResult> IngestBatch(
       const std::string& tenant, const std::string& channel,
-      const google::protobuf::RepeatedPtrField<wire::Message>& in,
-      const engine::Memory::IngestOrder* order = nullptr) {
+      const google::protobuf::RepeatedPtrField<wire::Message>& in) {
     if (absl::Status s = limiter_->AdmitIngest(tenant, in.size()); !s.ok()) {
       metrics_->CountIngestRejected(1);
       return s;
     }
     engine::Memory::Batch b = FromWire(in);
     absl::StatusOr<storage::AppendResult> r = memory_->Ingest(
-        storage::ChannelRef{tenant, channel}, b.message_channels, std::move(b.messages), order);
+        storage::ChannelRef{tenant, channel}, b.message_channels, std::move(b.messages));
     CountIngested(r);
     return r;
   }
@@ -525,8 +524,7 @@ class Service final : public RawServiceBase {
   // stored together (engine::Memory::IngestGroup).
   std::vector<absl::StatusOr<storage::AppendResult>> IngestChunks(
       const std::string& tenant, const std::string& channel,
-      const std::vector<const wire::IngestChunk*>& chunks,
-      const engine::Memory::IngestOrder& order) {
+      const std::vector<const wire::IngestChunk*>& chunks, const std::function<void()>& appended) {
     std::vector<absl::StatusOr<storage::AppendResult>> results(
         chunks.size(), absl::InternalError("chunk not stored"));
     std::vector<engine::Memory::Batch> batches;
@@ -541,7 +539,7 @@ class Service final : public RawServiceBase {
       slots.push_back(i);
     }
     std::vector<absl::StatusOr<storage::AppendResult>> stored =
-        memory_->IngestGroup(storage::ChannelRef{tenant, channel}, std::move(batches), &order);
+        memory_->IngestGroup(storage::ChannelRef{tenant, channel}, std::move(batches), appended);
     for (size_t k = 0; k < stored.size() && k < slots.size(); ++k) {
       CountIngested(stored[k]);
       results[slots[k]] = std::move(stored[k]);
@@ -673,9 +671,7 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStre
                                 [this, tenant](const std::string& channel,
                                                const std::vector<const wire::IngestChunk*>& chunks,
                                                const std::function<void()>& appended) {
-                                  return IngestChunks(
-                                      tenant, channel, chunks,
-                                      engine::Memory::IngestOrder{nullptr, appended});
+                                  return IngestChunks(tenant, channel, chunks, appended);
                                 });
 }
 

@@ -273,9 +273,9 @@ TEST_CASE("a group of batches is stored as if each came alone, in order", "[serv
   group[2].messages = {Plain("b", "Bob", 2000), Plain("e", "Carol", 5000)};  // "b" again
   for (auto& b : group) b.message_channels.assign(b.messages.size(), "");
   int appended = 0;
-  const engine::Memory::IngestOrder order{nullptr, [&] { ++appended; }};
+  const std::function<void()> on_append = [&] { ++appended; };
   auto results = ts.server()->memory()->IngestGroup(
-      storage::ChannelRef{storage::kDefaultTenant, "g"}, std::move(group), &order);
+      storage::ChannelRef{storage::kDefaultTenant, "g"}, std::move(group), on_append);
   REQUIRE(results.size() == 3);
   CHECK(appended == 1);  // one append for the two valid batches
   REQUIRE_OK(results[0]);
@@ -296,12 +296,12 @@ TEST_CASE("a group of batches is stored as if each came alone, in order", "[serv
   for (const auto& m : AllMessages(ts.client(), "g")) stored.push_back(m.message_id());
   CHECK(stored == std::vector<std::string>{"a", "b", "e"});
 
-  // Nothing valid: no append, so the order's callback is not called.
+  // Nothing valid: no append, so the callback is not called.
   std::vector<engine::Memory::Batch> bad(1);
   bad[0].messages = {Plain("f", "ALL", 6000)};
   bad[0].message_channels = {""};
   auto refused = ts.server()->memory()->IngestGroup(
-      storage::ChannelRef{storage::kDefaultTenant, "g"}, std::move(bad), &order);
+      storage::ChannelRef{storage::kDefaultTenant, "g"}, std::move(bad), on_append);
   CHECK(refused[0].status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(appended == 1);
 }
