@@ -77,8 +77,12 @@ ingested (the Writer and the embedder still at work): the BM25 index alone,
 the Query RPC in BM25-only mode, and the full pipeline with the offline
 answer called in process on the server's engine beside the same call as a
 Query RPC, and a GetRoster RPC (six roster entries: the floor any RPC pays
-under the same load), the four interleaved question by question; the last
-two lines are what the RPC adds, and what it adds beyond that floor." \
+under the same load), the four interleaved question by question (the
+in-process call and the full RPC taking turns going first). Under the
+table: what the RPC adds (the difference of the two p50s and p99s), that
+less the floor, and the same question's RPC time less its in-process time,
+p50 and p99 of those pairs: the background moves both p50s by more than
+the RPC costs, and in a pair it weighs on both alike." \
   build/bench/system1_bench
 
 section "System 1 on glibc's allocator" \
