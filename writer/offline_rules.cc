@@ -330,6 +330,10 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.erase(ws.begin());
       changed = true;
+    } else if (In(ws[0].lower, {"thanks", "thank"}) &&
+               (ws[1].lower == "for" ||
+                (ws[1].lower == "you" && ws.size() > 2 && ws[2].lower == "for"))) {
+      ws.clear();  // "Thanks for the update": what is thanked for is not news
     } else if (In(ws[0].lower, Markers()) &&
                !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
       ws.erase(ws.begin());

@@ -189,6 +189,19 @@ TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are
     REQUIRE(a.size() == 1);
     CHECK(a[0].type == Type::kNoop);
   }
+  // Thanks are an acknowledgement, whatever they are for, even at the
+  // lowest content threshold; the statement after them is kept.
+  OfflineWriterParams lenient;
+  lenient.min_content = 1;
+  for (const char* text : {"Thanks for the spreadsheet.", "Thank you for sorting the ferry tickets"}) {
+    INFO(text);
+    auto t = Write({Msg("chen", text)}, {}, 8, lenient);
+    REQUIRE(t.size() == 1);
+    CHECK(t[0].type == Type::kNoop);
+  }
+  auto after = Write({Msg("chen", "Thanks for the spreadsheet. I paid the deposit for the cabin")});
+  REQUIRE(after.size() == 1);
+  CHECK(after[0].content == "Chen paid the deposit for the cabin");
   // The statement beside a question is kept, the question is not.
   auto b = Write({Msg("chen", "I booked the night train to Porto. Anyone want the top bunk?")});
   REQUIRE(b.size() == 1);
