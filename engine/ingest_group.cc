@@ -2,6 +2,7 @@
 // (a stream's chunks that arrived while the previous append ran).
 #include <utility>
 
+#include "common/status_macros.h"
 #include "engine/memory.h"
 #include "storage/validation.h"
 
@@ -28,6 +29,13 @@ storage::AppendResult BatchShare(const storage::AppendResult& group, size_t begi
 
 }  // namespace
 
+absl::Status Memory::CheckBatch(const storage::ChannelRef& channel, Batch* batch) const {
+  SM_RETURN_IF_ERROR(storage::ValidateMessages(channel.channel, batch->message_channels,
+                                               batch->messages, options_.limits));
+  batch->checked = true;
+  return absl::OkStatus();
+}
+
 std::vector<absl::StatusOr<storage::AppendResult>> Memory::IngestGroup(
     const storage::ChannelRef& channel, std::vector<Batch> batches,
     const std::function<void()>& appended) {
@@ -37,9 +45,7 @@ std::vector<absl::StatusOr<storage::AppendResult>> Memory::IngestGroup(
   std::vector<std::pair<size_t, size_t>> valid;  // batch, its message count
   for (size_t k = 0; k < batches.size(); ++k) {
     Batch& b = batches[k];
-    if (absl::Status s = storage::ValidateMessages(channel.channel, b.message_channels, b.messages,
-                                                   options_.limits);
-        !s.ok()) {
+    if (absl::Status s = b.checked ? absl::OkStatus() : CheckBatch(channel, &b); !s.ok()) {
       results[k] = std::move(s);
       continue;
     }

@@ -206,10 +206,16 @@ class Memory {
   struct Batch {
     std::vector<absl::string_view> message_channels;
     std::vector<storage::Message> messages;
+    bool checked = false;  // CheckBatch passed: IngestGroup does not validate it again
   };
+  // Validates `batch` for `channel` as IngestGroup would and marks it
+  // checked. A stream checks each chunk as it reads it, so that the group's
+  // append, which runs one at a time per channel, does not.
+  absl::Status CheckBatch(const storage::ChannelRef& channel, Batch* batch) const;
   // Group commit (engine/ingest_group.cc): several consecutive batches of one
   // channel stored with one append and one WAL write. Each batch is
-  // validated on its own (an invalid one gets its INVALID_ARGUMENT and
+  // validated on its own unless checked already (an invalid one gets its
+  // INVALID_ARGUMENT and
   // nothing of it is written); the valid ones are appended atomically, in
   // order, and each gets the result it would have had alone, a message
   // repeated from an earlier batch of the group counting as its duplicate.

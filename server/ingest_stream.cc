@@ -36,12 +36,14 @@ std::atomic<int> open_streams{0};
 // acks stops being read.
 constexpr size_t kMaxQueuedAcks = 32;
 
-// A chunk read and not yet stored: its number in the stream and the
-// channel it is for.
+// A chunk read and not yet stored: its number in the stream, the channel
+// it is for, what its acknowledgement echoes, and the chunk prepared.
 struct ReadChunkEntry {
   uint64_t ticket = 0;
   std::string channel;
-  std::unique_ptr<wire::IngestChunk> chunk;
+  uint64_t chunk_id = 0;
+  size_t messages = 0;
+  std::shared_ptr<PreparedChunk> prepared;
 };
 using Group = std::vector<ReadChunkEntry>;
 
@@ -50,10 +52,11 @@ class IngestStreamReactor final
  public:
   IngestStreamReactor(grpc::CallbackServerContext* ctx, ServerMetrics* metrics,
                       StoreWorkers* workers, absl::Status admitted, size_t max_group_messages,
-                      IngestChunksFn ingest)
+                      PrepareChunkFn prepare, IngestChunksFn ingest)
       : metrics_(metrics),
         workers_(workers),
         max_group_messages_(std::max<size_t>(max_group_messages, 1)),
+        prepare_(std::move(prepare)),
         ingest_(std::move(ingest)),
         scope_("IngestStream", ctx, metrics) {
     if (!admitted.ok()) {
@@ -80,11 +83,15 @@ class IngestStreamReactor final
       EndReads(s);
       return;
     }
+    const uint64_t ticket = chunk_index_++;
+    ReadChunkEntry e{ticket, channel_, chunk->chunk_id() != 0 ? chunk->chunk_id() : ticket,
+                     static_cast<size_t>(chunk->messages_size()), nullptr};
+    e.prepared = prepare_(channel_, std::move(chunk));
     bool read_more = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queued_messages_ += static_cast<size_t>(chunk->messages_size());
-      queued_.push_back(ReadChunkEntry{chunk_index_++, channel_, std::move(chunk)});
+      queued_messages_ += e.messages;
+      queued_.push_back(std::move(e));
       ++in_progress_;
       MaybeStartGroupLocked();
       read_more = CanReadLocked();
@@ -149,7 +156,7 @@ class IngestStreamReactor final
     size_t messages = 0;
     while (!queued_.empty()) {
       ReadChunkEntry& e = queued_.front();
-      const size_t n = static_cast<size_t>(e.chunk->messages_size());
+      const size_t n = e.messages;
       if (!g.empty() && (messages + n > max_group_messages_ || e.channel != g.front().channel)) {
         break;
       }
@@ -172,9 +179,9 @@ class IngestStreamReactor final
       appending_ = false;
       MaybeStartGroupLocked();
     };
-    std::vector<const wire::IngestChunk*> chunks;
+    std::vector<PreparedChunk*> chunks;
     chunks.reserve(group.size());
-    for (const ReadChunkEntry& e : group) chunks.push_back(e.chunk.get());
+    for (const ReadChunkEntry& e : group) chunks.push_back(e.prepared.get());
     std::vector<absl::StatusOr<storage::AppendResult>> results =
         ingest_(group.front().channel, chunks, after);
     if (!appended) after();  // every chunk refused before the append
@@ -209,7 +216,7 @@ class IngestStreamReactor final
   static grpc::ByteBuffer EncodeAck(const ReadChunkEntry& e,
                                     const absl::StatusOr<storage::AppendResult>& r) {
     v1::IngestAck ack;
-    ack.set_chunk_id(e.chunk->chunk_id() != 0 ? e.chunk->chunk_id() : e.ticket);
+    ack.set_chunk_id(e.chunk_id);
     if (r.ok()) {
       ack.set_stored(r->stored);
       ack.set_duplicates(r->duplicates);
@@ -297,6 +304,7 @@ class IngestStreamReactor final
   ServerMetrics* const metrics_;
   StoreWorkers* const workers_;
   const size_t max_group_messages_;
+  const PrepareChunkFn prepare_;
   const IngestChunksFn ingest_;
   RpcScope scope_;
   bool counted_ = false;  // in open_streams
@@ -325,9 +333,10 @@ class IngestStreamReactor final
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewIngestStreamReactor(
     grpc::CallbackServerContext* ctx, ServerMetrics* metrics, StoreWorkers* workers,
-    absl::Status admitted, size_t max_group_messages, IngestChunksFn ingest) {
+    absl::Status admitted, size_t max_group_messages, PrepareChunkFn prepare,
+    IngestChunksFn ingest) {
   return new IngestStreamReactor(ctx, metrics, workers, std::move(admitted), max_group_messages,
-                                 std::move(ingest));
+                                 std::move(prepare), std::move(ingest));
 }
 
 }  // namespace speakermem::server

@@ -51,6 +51,18 @@ engine::Memory::Batch FromWire(const google::protobuf::RepeatedPtrField<wire::Me
   return b;
 }
 
+}  // namespace
+
+// An IngestStream chunk prepared on the read side (Service::PrepareChunk):
+// its batch points into the chunk (each message's channel field).
+struct PreparedChunk {
+  absl::Status status;
+  std::unique_ptr<wire::IngestChunk> chunk;
+  engine::Memory::Batch batch;
+};
+
+namespace {
+
 enum class Access { kTenant, kAdmin };
 
 // The response of the unary call running on this thread, encoded by Unary
@@ -520,22 +532,43 @@ class Service final : public RawServiceBase {
     return r;
   }
 
-  // IngestStream's group of chunks: each admitted and counted on its own,
-  // stored together (engine::Memory::IngestGroup).
+  // An IngestStream chunk as it is read: admitted, converted and validated
+  // (the group's append then only appends).
+  std::shared_ptr<PreparedChunk> PrepareChunk(const std::string& tenant, const std::string& channel,
+                                              std::unique_ptr<wire::IngestChunk> chunk) {
+    auto p = std::make_shared<PreparedChunk>();
+    p->status = limiter_->AdmitIngest(tenant, chunk->messages_size());
+    if (!p->status.ok()) {
+      metrics_->CountIngestRejected(1);
+      return p;
+    }
+    p->chunk = std::move(chunk);
+    auto* in = p->chunk->mutable_messages();
+    p->batch.messages.reserve(in->size());
+    p->batch.message_channels.reserve(in->size());
+    for (auto& m : *in) {
+      p->batch.messages.push_back(server::FromWire(std::move(m)));
+      p->batch.message_channels.push_back(m.channel());
+    }
+    p->status = memory_->CheckBatch(storage::ChannelRef{tenant, channel}, &p->batch);
+    return p;
+  }
+
+  // IngestStream's group of prepared chunks, stored together
+  // (engine::Memory::IngestGroup); each is counted on its own.
   std::vector<absl::StatusOr<storage::AppendResult>> IngestChunks(
       const std::string& tenant, const std::string& channel,
-      const std::vector<const wire::IngestChunk*>& chunks, const std::function<void()>& appended) {
+      const std::vector<PreparedChunk*>& chunks, const std::function<void()>& appended) {
     std::vector<absl::StatusOr<storage::AppendResult>> results(
         chunks.size(), absl::InternalError("chunk not stored"));
     std::vector<engine::Memory::Batch> batches;
     std::vector<size_t> slots;  // batch -> its chunk
     for (size_t i = 0; i < chunks.size(); ++i) {
-      if (absl::Status s = limiter_->AdmitIngest(tenant, chunks[i]->messages_size()); !s.ok()) {
-        metrics_->CountIngestRejected(1);
-        results[i] = std::move(s);
+      if (!chunks[i]->status.ok()) {
+        results[i] = chunks[i]->status;
         continue;
       }
-      batches.push_back(FromWire(chunks[i]->messages()));
+      batches.push_back(std::move(chunks[i]->batch));
       slots.push_back(i);
     }
     std::vector<absl::StatusOr<storage::AppendResult>> stored =
@@ -666,13 +699,16 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Service::IngestStre
   absl::StatusOr<Principal> who = Authenticate(ctx, Access::kTenant);
   absl::Status admitted = who.ok() ? CheckReady() : who.status();
   std::string tenant = who.ok() ? who->tenant : "";
-  return NewIngestStreamReactor(ctx, metrics_, &store_workers_, std::move(admitted),
-                                memory_->options().limits.max_batch_messages,
-                                [this, tenant](const std::string& channel,
-                                               const std::vector<const wire::IngestChunk*>& chunks,
-                                               const std::function<void()>& appended) {
-                                  return IngestChunks(tenant, channel, chunks, appended);
-                                });
+  return NewIngestStreamReactor(
+      ctx, metrics_, &store_workers_, std::move(admitted),
+      memory_->options().limits.max_batch_messages,
+      [this, tenant](const std::string& channel, std::unique_ptr<wire::IngestChunk> chunk) {
+        return PrepareChunk(tenant, channel, std::move(chunk));
+      },
+      [this, tenant](const std::string& channel, const std::vector<PreparedChunk*>& chunks,
+                     const std::function<void()>& appended) {
+        return IngestChunks(tenant, channel, chunks, appended);
+      });
 }
 
 }  // namespace

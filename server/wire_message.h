@@ -10,6 +10,8 @@
 namespace speakermem::server {
 
 storage::Message FromWire(const wire::Message& m);
+// The same, taking the strings out of `m` (its channel stays).
+storage::Message FromWire(wire::Message&& m);
 
 }  // namespace speakermem::server
 

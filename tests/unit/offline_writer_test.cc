@@ -193,7 +193,8 @@ TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are
   // lowest content threshold; the statement after them is kept.
   OfflineWriterParams lenient;
   lenient.min_content = 1;
-  for (const char* text : {"Thanks for the spreadsheet.", "Thank you for sorting the ferry tickets"}) {
+  for (const char* text :
+       {"Thanks for the spreadsheet.", "Thank you for sorting the ferry tickets"}) {
     INFO(text);
     auto t = Write({Msg("chen", text)}, {}, 8, lenient);
     REQUIRE(t.size() == 1);
