@@ -215,10 +215,10 @@ class Memory {
   // Group commit (engine/ingest_group.cc): several consecutive batches of one
   // channel stored with one append and one WAL write. Each batch is
   // validated on its own unless checked already (an invalid one gets its
-  // INVALID_ARGUMENT and
-  // nothing of it is written); the valid ones are appended atomically, in
-  // order, and each gets the result it would have had alone, a message
-  // repeated from an earlier batch of the group counting as its duplicate.
+  // INVALID_ARGUMENT and nothing of it is written); the valid ones are
+  // appended atomically, in order, and each gets the result it would have
+  // had alone, a message repeated from an earlier batch of the group
+  // counting as its duplicate.
   // A failed append fails every valid batch (nothing of them is written).
   // `appended` is called once the append is done (or failed), before the
   // indexing, and not when no batch is valid: a stream starts its next group

@@ -1,7 +1,8 @@
 // The IngestStream RPC's reactor: chunks in, one acknowledgement per chunk
 // out, both in the stream's order. gRPC's callback threads read, decode and
-// prepare chunks (admission, conversion, validation) into a queue; store threads (StoreWorkers)
-// take what queued up as one group and store it with one append and one WAL write (group commit,
+// prepare chunks (admission, conversion, validation) into a queue; store
+// threads (StoreWorkers) take what queued up as one group and store it with
+// one append and one WAL write (group commit,
 // engine::Memory::IngestGroup), each chunk still acknowledged on its own
 // with its own counts or error. While it is the only stream open, two
 // groups are in progress at once: one is appended while the other is
@@ -51,9 +52,9 @@ using IngestChunksFn = std::function<std::vector<absl::StatusOr<storage::AppendR
 // `admitted`: the caller's authentication and the server's readiness,
 // checked when the call starts (an error finishes the call at once).
 // `prepare` runs on the read side, chunk by chunk; `workers` store the
-// groups and outlive the call. `max_group_messages`:
-// the most messages one group may hold (the largest batch the store
-// accepts); a larger chunk is stored alone.
+// groups and outlive the call. `max_group_messages`: the most messages one
+// group may hold (the largest batch the store accepts); a larger chunk is
+// stored alone.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* NewIngestStreamReactor(
     grpc::CallbackServerContext* ctx, ServerMetrics* metrics, StoreWorkers* workers,
     absl::Status admitted, size_t max_group_messages, PrepareChunkFn prepare,
