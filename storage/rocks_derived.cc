@@ -181,7 +181,15 @@ absl::Status RocksStore::PutVectors(const ChannelRef& ch, VectorKind kind,
     batch.Put(cf(ColumnFamily::kVectors), keys::VectorKey(ch, static_cast<char>(kind), ids[i]),
               value);
   }
-  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "put vectors");
+  // A message's vector skips the WAL: it is derived from the message's text,
+  // and one lost in a crash is embedded again at startup (Memory queues the
+  // messages the store has no vector for). Sharing the WAL, about 1 KB per
+  // message of vectors queued every ingest append behind it: ingest read
+  // 63k-71k msg/s with it and 79k-124k without (chunks of 25 and 500).
+  // A record's vector keeps the WAL.
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = kind == VectorKind::kMessage;
+  return FromRocks(db_->Write(wo, &batch), "put vectors");
 }
 
 absl::Status RocksStore::ForEachVector(
