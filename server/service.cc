@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -39,13 +40,19 @@ storage::ChannelRef ChannelOf(const Principal& who, const std::string& channel) 
 
 constexpr char kApiKeyHeader[] = "x-api-key";
 
-// A request's messages as the engine's batch (the channels point into `in`).
-engine::Memory::Batch FromWire(const google::protobuf::RepeatedPtrField<wire::Message>& in) {
+// A request's messages as the engine's batch (the channels point into `in`);
+// the non-const overload moves the strings out of `in`.
+template <typename Messages>
+engine::Memory::Batch FromWire(Messages& in) {
   engine::Memory::Batch b;
   b.messages.reserve(in.size());
   b.message_channels.reserve(in.size());
-  for (const auto& m : in) {
-    b.messages.push_back(server::FromWire(m));
+  for (auto& m : in) {
+    if constexpr (std::is_const_v<Messages>) {
+      b.messages.push_back(server::FromWire(m));
+    } else {
+      b.messages.push_back(server::FromWire(std::move(m)));
+    }
     b.message_channels.push_back(m.channel());
   }
   return b;
@@ -543,13 +550,7 @@ class Service final : public RawServiceBase {
       return p;
     }
     p->chunk = std::move(chunk);
-    auto* in = p->chunk->mutable_messages();
-    p->batch.messages.reserve(in->size());
-    p->batch.message_channels.reserve(in->size());
-    for (auto& m : *in) {
-      p->batch.messages.push_back(server::FromWire(std::move(m)));
-      p->batch.message_channels.push_back(m.channel());
-    }
+    p->batch = FromWire(*p->chunk->mutable_messages());
     p->status = memory_->CheckBatch(storage::ChannelRef{tenant, channel}, &p->batch);
     return p;
   }

@@ -4,20 +4,7 @@
 
 namespace speakermem::server {
 
-storage::Message FromWire(const wire::Message& m) {
-  storage::Message out;
-  out.message_id = m.message_id();
-  out.speaker = m.speaker();
-  out.speaker_id = m.speaker_id();
-  out.text = m.text();
-  out.timestamp_ms = m.timestamp_ms();
-  out.session = m.session();
-  out.turn = m.turn();
-  out.reply_to = m.reply_to();
-  // Last entry wins for a repeated key, as for a protobuf map.
-  for (const auto& e : m.metadata()) out.metadata[e.key()] = e.value();
-  return out;
-}
+storage::Message FromWire(const wire::Message& m) { return FromWire(wire::Message(m)); }
 
 storage::Message FromWire(wire::Message&& m) {
   storage::Message out;
@@ -29,6 +16,7 @@ storage::Message FromWire(wire::Message&& m) {
   out.session = std::move(*m.mutable_session());
   out.turn = m.turn();
   out.reply_to = std::move(*m.mutable_reply_to());
+  // Last entry wins for a repeated key, as for a protobuf map.
   for (auto& e : *m.mutable_metadata()) out.metadata[e.key()] = std::move(*e.mutable_value());
   return out;
 }

@@ -9,9 +9,10 @@
 
 namespace speakermem::server {
 
-storage::Message FromWire(const wire::Message& m);
-// The same, taking the strings out of `m` (its channel stays).
+// Takes the strings out of `m` (its channel stays); the const overload
+// copies `m` first.
 storage::Message FromWire(wire::Message&& m);
+storage::Message FromWire(const wire::Message& m);
 
 }  // namespace speakermem::server
 

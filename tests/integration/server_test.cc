@@ -45,6 +45,19 @@ v1::IngestRequest Batch(const std::string& channel, int n, int offset = 0) {
   return req;
 }
 
+// Streams Batch(channel, n) in chunks of `chunk`; true when every chunk
+// was stored.
+bool StreamAll(client::Client* c, const std::string& channel, int n, size_t chunk,
+               size_t window = 0) {
+  const v1::IngestRequest batch = Batch(channel, n);
+  std::vector<v1::DialogueMessage> msgs(batch.messages().begin(), batch.messages().end());
+  client::StreamOptions so;
+  so.chunk_size = chunk;
+  if (window > 0) so.window = window;
+  size_t rejected = 0;
+  return c->IngestStream(channel, msgs, so, nullptr, &rejected).ok() && rejected == 0;
+}
+
 uint64_t CountMessages(client::Client* c, const std::string& channel) {
   v1::GetRosterRequest r;
   r.set_channel(channel);
@@ -415,16 +428,7 @@ TEST_CASE("concurrent streams into different channels", "[server][concurrency]")
   std::atomic<int> failures{0};
   for (int t = 0; t < kStreams; ++t) {
     threads.emplace_back([&, t] {
-      std::string channel = "chan" + std::to_string(t);
-      std::vector<v1::DialogueMessage> msgs;
-      const v1::IngestRequest batch = Batch(channel, kPerStream);
-      msgs.assign(batch.messages().begin(), batch.messages().end());
-      client::StreamOptions so;
-      so.chunk_size = 100;
-      size_t rejected = 0;
-      if (!ts.client()->IngestStream(channel, msgs, so, nullptr, &rejected).ok() || rejected) {
-        ++failures;
-      }
+      if (!StreamAll(ts.client(), "chan" + std::to_string(t), kPerStream, 100)) ++failures;
     });
   }
   for (auto& th : threads) th.join();
@@ -454,15 +458,7 @@ TEST_CASE("many short streams, one after another on each of four threads, all fi
     threads.emplace_back([&, t] {
       for (int k = 0; k < kStreamsEach; ++k) {
         const std::string channel = "short" + std::to_string(t) + "-" + std::to_string(k);
-        const v1::IngestRequest batch = Batch(channel, 12);
-        std::vector<v1::DialogueMessage> msgs(batch.messages().begin(), batch.messages().end());
-        client::StreamOptions so;
-        so.chunk_size = 3;
-        so.window = 4;
-        size_t rejected = 0;
-        if (!ts.client()->IngestStream(channel, msgs, so, nullptr, &rejected).ok() || rejected) {
-          ++failures;
-        }
+        if (!StreamAll(ts.client(), channel, 12, 3, /*window=*/4)) ++failures;
       }
     });
   }
