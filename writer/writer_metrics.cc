@@ -15,7 +15,9 @@ WriterMetrics::WriterMetrics(metrics::Registry* r) {
                   .With({});
   segments_ = &r->Counters("speakermem_writer_segments_total",
                            "Segments by outcome: applied, all_rejected (applied, but every "
-                           "action was refused), parked, recovered (a parked one applied later).");
+                           "action was refused), parked, recovered (a parked one applied later), "
+                           "deferred (the tenant's budget is spent), stale (records changed "
+                           "while the model worked: the segment is derived again).");
   actions_ = &r->Counters("speakermem_writer_actions_total",
                           "Writer actions applied, by type (add, update, noop).");
   rejected_ = &r->Counters("speakermem_writer_rejected_actions_total",

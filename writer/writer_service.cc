@@ -370,7 +370,12 @@ bool WriterServiceImpl::RunSegment(storage::Store* store, recordindex::ChannelIn
     apply.transition_seq = seg.first_seq();
   }
   absl::Status s = store->ApplySegment(ch, apply);
-  if (absl::IsAborted(s)) return true;  // applied already: re-read and go on
+  if (absl::IsAborted(s)) {
+    // The cursor moved or records were written (an operator correction)
+    // while the model worked: derived on stale heads, so derived again.
+    metrics_.Segment("stale");
+    return true;
+  }
   if (s.ok() && store == store_ && listener_ && !apply.new_records.empty()) {
     listener_(ch, apply.new_records);
   }

@@ -436,12 +436,14 @@ TEST_CASE("an operator correction heads the chain and the Writer cannot undo it"
   cr.set_record_id("r999999999999");
   REQUIRE_CODE(ts.client()->CorrectRecord(cr), absl::StatusCode::kNotFound);
 
-  // The next Writer reply tries to UPDATE the corrected head.
-  fake.Enqueue("writer",
-               FakeReply{200, FakeModelServer::ChatBody(
-                                  "{\"actions\": [{\"action\": \"UPDATE\", "
-                                  "\"entry_id\": \"" +
-                                  fixed + "\", \"content\": \"Bob prefers the beach again\"}]}")});
+  // The next Writer reply tries to UPDATE the corrected head. A worker
+  // that read the Writer state before the correction derives the new
+  // segment on stale heads; its apply is refused and the segment derived
+  // again (outcome "stale"), so every reply from here on is the UPDATE.
+  const FakeReply update{200, FakeModelServer::ChatBody(
+                                  "{\"actions\": [{\"action\": \"UPDATE\", \"entry_id\": \"" +
+                                  fixed + "\", \"content\": \"Bob prefers the beach again\"}]}")};
+  for (int i = 0; i < 3; ++i) fake.Enqueue("writer", update);
   REQUIRE_OK(ts.client()->Ingest(Batch("k", 2, 2)));
   FlushWait(ts.client(), "k");
   v1::GetRecordRequest gr;
@@ -456,6 +458,49 @@ TEST_CASE("an operator correction heads the chain and the Writer cannot undo it"
   std::string metrics = testing::HttpGetMetrics(ts.server()->metrics_port());
   CHECK(metrics.find("speakermem_writer_rejected_actions_total{reason=\"operator_locked\"} 1") !=
         std::string::npos);
+}
+
+TEST_CASE("a segment derived while an operator corrected a record is derived again",
+          "[writer-service][correct]") {
+  FakeModelServer fake;
+  TestServer ts(WriterOn(fake, 2), /*metrics=*/true);
+  fake.Enqueue("writer", FakeReply{200, testing::Actions(nlohmann::json::array({testing::Add(
+                                            "Bob", "Bob", "per_speaker_core", "Bob likes tea")}))});
+  REQUIRE_OK(ts.client()->Ingest(Batch("k", 2)));
+  FlushWait(ts.client(), "k");
+  auto records = AllRecords(ts.client(), "k");
+  REQUIRE(records.size() == 1);
+
+  // The next segment's first reply is slow; the operator corrects the record
+  // while the model works, so that derivation is on stale heads.
+  FakeReply slow{200, testing::Actions(nlohmann::json::array({testing::Add(
+                          "Carol", "Carol", "per_speaker_core", "Carol likes coffee")}))};
+  slow.delay_ms = 1000;
+  fake.Enqueue("writer", slow);
+  fake.Enqueue("writer",
+               FakeReply{200, testing::Actions(nlohmann::json::array({testing::Add(
+                                  "Carol", "Carol", "per_speaker_core", "Carol likes coffee")}))});
+  REQUIRE_OK(ts.client()->Ingest(Batch("k", 2, 2)));
+  for (int i = 0; i < 500 && fake.in_flight() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  REQUIRE(fake.in_flight() == 1);
+  v1::CorrectRecordRequest cr;
+  cr.set_channel("k");
+  cr.set_record_id(records[0].record_id());
+  cr.set_content("Bob likes green tea");
+  REQUIRE_OK(ts.client()->CorrectRecord(cr));
+  FlushWait(ts.client(), "k");
+
+  CHECK(fake.count("writer") == 3);
+  std::vector<std::string> contents;
+  for (const auto& r : AllRecords(ts.client(), "k")) {
+    if (r.state() == v1::ACTIVE) contents.push_back(r.content());
+  }
+  CHECK_THAT(contents, Catch::Matchers::UnorderedEquals(
+                           std::vector<std::string>{"Bob likes green tea", "Carol likes coffee"}));
+  std::string metrics = testing::HttpGetMetrics(ts.server()->metrics_port());
+  CHECK(metrics.find("speakermem_writer_segments_total{outcome=\"stale\"} 1") != std::string::npos);
 }
 
 TEST_CASE("Rederive rebuilds System 2 atomically and keeps operator corrections",
