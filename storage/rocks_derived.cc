@@ -24,6 +24,7 @@
 #include "storage/rocks_store_internal.h"
 #include "storage/store.h"
 #include "storage/values.pb.h"
+#include "storage/vector_codec.h"
 
 namespace speakermem::storage::rocks_internal {
 
@@ -174,10 +175,7 @@ absl::Status RocksStore::PutVectors(const ChannelRef& ch, VectorKind kind,
   rocksdb::WriteBatch batch;
   std::string value;
   for (size_t i = 0; i < ids.size(); ++i) {
-    const auto& v = vectors[i];
-    uint32_t dim = static_cast<uint32_t>(v.size());
-    value.assign(reinterpret_cast<const char*>(&dim), sizeof(dim));
-    value.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+    EncodeVector(vectors[i], &value);
     batch.Put(cf(ColumnFamily::kVectors), keys::VectorKey(ch, static_cast<char>(kind), ids[i]),
               value);
   }
@@ -203,16 +201,10 @@ absl::Status RocksStore::ForEachVector(
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     absl::string_view rest;
     if (!keys::ParseChannelKey(absl::string_view(it->key().data(), it->key().size()), &ch, &rest) ||
-        rest.size() != 9 || it->value().size() < 4) {
+        rest.size() != 9) {
       return absl::DataLossError("malformed vector entry");
     }
-    uint32_t dim = 0;
-    std::memcpy(&dim, it->value().data(), 4);
-    if (it->value().size() != 4 + dim * sizeof(float)) {
-      return absl::DataLossError("vector entry has the wrong size");
-    }
-    v.resize(dim);
-    std::memcpy(v.data(), it->value().data() + 4, dim * sizeof(float));
+    SM_RETURN_IF_ERROR(DecodeVector(absl::string_view(it->value().data(), it->value().size()), &v));
     SM_RETURN_IF_ERROR(
         fn(ch, static_cast<VectorKind>(rest[0]), keys::DecodeBE64(rest.substr(1)), v));
   }

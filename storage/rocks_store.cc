@@ -521,7 +521,9 @@ rocksdb::ColumnFamilyOptions CfOptions(const StoreOptions& options,
   rocksdb::ColumnFamilyOptions cfo;
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache;
-  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // The vectors family is only scanned (at startup), never probed by key:
+  // a bloom filter there would be built at every flush for nothing.
+  if (family != ColumnFamily::kVectors) t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   // Index and filter blocks live in the block cache (bounded memory), but
   // partitioned, with the top level and level-0 ones pinned and the rest in
   // the cache's high-priority pool: a point read then never reloads a whole
