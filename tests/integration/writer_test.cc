@@ -481,7 +481,7 @@ TEST_CASE("a segment derived while an operator corrected a record is derived aga
                FakeReply{200, testing::Actions(nlohmann::json::array({testing::Add(
                                   "Carol", "Carol", "per_speaker_core", "Carol likes coffee")}))});
   REQUIRE_OK(ts.client()->Ingest(Batch("k", 2, 2)));
-  for (int i = 0; i < 500 && fake.in_flight() == 0; ++i) {
+  for (int i = 0; i < 5000 && fake.in_flight() == 0; ++i) {  // up to 10 s: the Writer is SCHED_IDLE
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   REQUIRE(fake.in_flight() == 1);
