@@ -62,7 +62,7 @@ TEST_CASE("Writer calls equal ceil(n/25) for a single-session stream", "[writer-
   REQUIRE_OK(ts.client()->Ingest(Batch("w", 60)));
   REQUIRE_OK(ts.client()->Ingest(Batch("w", 53, 60)));
   // Four full windows are written without being asked.
-  for (int i = 0; i < 500 && fake.count("writer") < 4; ++i) {
+  for (int i = 0; i < 3000 && fake.count("writer") < 4; ++i) {  // up to 30 s (SCHED_IDLE)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   CHECK(fake.count("writer") == 4);
@@ -81,7 +81,7 @@ TEST_CASE("a session change closes the Writer segment", "[writer-service]") {
   TestServer ts(WriterOn(fake));
   REQUIRE_OK(ts.client()->Ingest(Batch("s", 7, 0, "morning")));
   REQUIRE_OK(ts.client()->Ingest(Batch("s", 3, 7, "evening")));
-  for (int i = 0; i < 500 && fake.count("writer") < 1; ++i) {
+  for (int i = 0; i < 3000 && fake.count("writer") < 1; ++i) {  // up to 30 s (SCHED_IDLE)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   CHECK(fake.count("writer") == 1);  // the morning session, without a flush
