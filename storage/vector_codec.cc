@@ -29,7 +29,7 @@ void EncodeVector(const std::vector<float>& v, std::string* out) {
   const uint32_t header = sparse ? dim | kSparse : dim;
   out->assign(reinterpret_cast<const char*>(&header), sizeof(header));
   if (!sparse) {
-    out->append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+    if (!v.empty()) out->append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
     return;
   }
   const size_t at = out->size();
@@ -57,7 +57,7 @@ absl::Status DecodeVector(absl::string_view bytes, std::vector<float>* v) {
       return absl::DataLossError("vector entry has the wrong size");
     }
     v->resize(dim);
-    std::memcpy(v->data(), bytes.data(), bytes.size());
+    if (dim > 0) std::memcpy(v->data(), bytes.data(), bytes.size());
     return absl::OkStatus();
   }
   const size_t bitmap = (size_t{dim} + 7) / 8;

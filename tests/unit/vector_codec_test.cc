@@ -13,12 +13,13 @@ namespace {
 std::string DenseBytes(const std::vector<float>& v) {
   uint32_t dim = static_cast<uint32_t>(v.size());
   std::string out(reinterpret_cast<const char*>(&dim), sizeof(dim));
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
   return out;
 }
 
 bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("a mostly zero vector is stored sparse, exactly, in about a third of the bytes",
