@@ -1,7 +1,6 @@
 // RocksDB implementation of Store, continued: the Writer's state, records
 // and segments, vectors, settings, deletion, checkpoints and maintenance.
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -181,9 +180,10 @@ absl::Status RocksStore::PutVectors(const ChannelRef& ch, VectorKind kind,
   }
   // A message's vector skips the WAL: it is derived from the message's text,
   // and one lost in a crash is embedded again at startup (Memory queues the
-  // messages the store has no vector for). Sharing the WAL, about 1 KB per
-  // message of vectors queued every ingest append behind it: ingest read
-  // 63k-71k msg/s with it and 79k-124k without (chunks of 25 and 500).
+  // messages the store has no vector for). Sharing the WAL, the vectors
+  // (then 1 KB per message, dense) queued every ingest append behind them:
+  // ingest read 63k-71k msg/s with it and 79k-124k without (chunks of 25
+  // and 500).
   // A record's vector keeps the WAL.
   rocksdb::WriteOptions wo;
   wo.disableWAL = kind == VectorKind::kMessage;

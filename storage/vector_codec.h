@@ -7,9 +7,8 @@
 // The offline embedder's hashed n-grams leave most of their 256 buckets
 // empty for a chat message: LoCoMo's 788 development messages average 408
 // bytes sparse against 1,028 dense, less to flush and compact while ingest
-// runs and less on disk. Both forms are exact (a zero is a
-// float whose bits are all zero; -0.0 is kept as a value), and the encoder
-// picks the smaller.
+// runs and less on disk. Both forms are exact (a zero is a float whose bits
+// are all zero; -0.0 is kept as a value), and the encoder picks the smaller.
 #ifndef SPEAKERMEM_STORAGE_VECTOR_CODEC_H_
 #define SPEAKERMEM_STORAGE_VECTOR_CODEC_H_
 
