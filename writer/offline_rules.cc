@@ -269,6 +269,12 @@ std::vector<std::string> SplitClauses(absl::string_view cleaned) {
   for (size_t i = 0; i < cleaned.size(); ++i) {
     char c = cleaned[i];
     cur += c;
+    // "September it is, I'll send dates": the choice is a clause of its own.
+    if (c == ',' && absl::EndsWith(absl::AsciiStrToLower(cur), " it is,")) {
+      cur.pop_back();
+      flush();
+      continue;
+    }
     if (c != '.' && c != '!' && c != '?' && c != ';') continue;
     // A sentence end is followed by a space or the end ("3.5", "e.g." stay).
     while (i + 1 < cleaned.size() && std::string(".!?").find(cleaned[i + 1]) != std::string::npos) {
@@ -391,8 +397,9 @@ class Readings {
       if (w.lower == "our" || w.lower == "ours") w.text = "the group's";
       if (w.lower == "we'll") w.text = "the group will";
       if (w.lower == "we're") w.text = "the group is";
+      if (w.lower == "let's") w.text = "the group will";
     }
-    if (In(ws[0].lower, {"let's", "lets"})) rest[0].text = "the group will";
+    if (ws[0].lower == "lets") rest[0].text = "the group will";
     r.content = Rewrite(rest, self_, addressee_.name);
     r.why = why;
     return r;
@@ -489,6 +496,11 @@ std::optional<ClauseReading> GroupArrangement(const std::vector<Word>& ws, const
   return std::nullopt;
 }
 
+// "X it is": a choice made ("Porto it is").
+bool ChoiceMade(const std::vector<Word>& ws) {
+  return ws.size() >= 3 && ws[ws.size() - 2].lower == "it" && ws.back().lower == "is";
+}
+
 // The subject decides the owner, the meaning the layer (the header's list).
 ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   std::vector<Word> ws = c.ws;
@@ -511,8 +523,18 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     ws.erase(ws.begin(), ws.begin() + 2);
     return read.Group(ws, "proposal for the group");
   }
+  // "If we're routing anyway let's find ...": a proposal to the group
+  // wherever it stands in the clause.
+  if (w0 != "let's" && HasWord(ws, {"let's"})) return read.Group(ws, "let's");
+  // "Preet and I will go together": two members' joint arrangement is an
+  // event between members, the group's interaction.
+  if (ws.size() > 3 && w1 == "and" && In(ws[2].lower, {"i", "me"}) &&
+      Member(ws[0], ctx) != nullptr && Member(ws[0], ctx)->speaker_id != ctx.speaker.speaker_id &&
+      absl::ascii_isupper(ws[0].text[0])) {
+    return read.Group(ws, "members together");
+  }
   if (In(w0, FirstPersonSubject())) return read.Self(ws, "first person");
-  // "Bob and I will ...": the speaker's own plan.
+  // "My sister and I will ...": the speaker's own plan.
   if (first_person && ws.size() > 2 && w1 == "and" && In(ws[2].lower, {"i", "me"})) {
     return read.Self(ws, "first person");
   }
@@ -542,10 +564,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     }
     return read.Other(c.addressee, ws, "addressee");
   }
-  // "X it is": a choice made ("Porto it is").
-  if (ws.size() >= 3 && ws[ws.size() - 2].lower == "it" && ws.back().lower == "is") {
-    return read.Group(ws, "choice made");
-  }
+  if (ChoiceMade(ws)) return read.Group(ws, "choice made");
   // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
   // speaker would have someone do, not something that is so of anyone.
   if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
@@ -665,9 +684,9 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (content == 0 || AllIn(ws, Phatic())) return Nothing("acknowledgement");
   // A reaction to what was just said ("That's character development").
   if (In(w0, Demonstrative()) && !first_person) return Nothing("reaction");
-  // What a person says of themselves ("I'm vegetarian") is worth one word;
-  // anything else needs min_content of them.
-  if (content < (In(w0, FirstPersonSubject()) ? 1 : ctx.min_content)) {
+  // What a person says of themselves ("I'm vegetarian") and a choice made
+  // ("Porto it is") are worth one word; anything else needs min_content.
+  if (content < (In(w0, FirstPersonSubject()) || ChoiceMade(ws) ? 1 : ctx.min_content)) {
     return Nothing("too little to remember");
   }
   return ReadBySubject(c, ctx);

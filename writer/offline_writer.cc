@@ -54,7 +54,7 @@ const absl::flat_hash_set<std::string>& RevisionWords() {
 const absl::flat_hash_set<std::string>& UpdateCues() {
   static const auto* s = new absl::flat_hash_set<std::string>{
       "actually", "instead", "changed", "change",    "moved",    "moves",    "now", "anymore",
-      "longer",   "update",  "updated", "cancelled", "canceled", "switched", "new", "revised"};
+      "longer",   "update",  "updated", "cancelled", "canceled", "switched", "revised"};
   return *s;
 }
 

@@ -368,7 +368,8 @@ class WriterStudy {
     return md;
   }
 
-  // Both states of a trajectory as JSON lines in the dump directory.
+  // Both states of a trajectory as JSON lines in the dump directory: the
+  // active records, then the UPDATE edges of their chains.
   void Dump(const std::string& name, const eval::WriterEvalResult& r) const {
     std::ofstream dump(o_.dump_dir + "/" + name + ".states.jsonl");
     for (const auto* st : {&r.predicted, &r.reference}) {
@@ -378,6 +379,15 @@ class WriterStudy {
                                {"source", e.source},
                                {"layer", e.layer},
                                {"content", e.content}}
+                    .dump()
+             << "\n";
+      }
+      for (const auto& e : st->edges) {
+        dump << nlohmann::json{{"state", st == &r.predicted ? "predicted_update" : "reference_update"},
+                               {"owner", e.owner},
+                               {"layer", e.layer},
+                               {"old", e.old_content},
+                               {"new", e.new_content}}
                     .dump()
              << "\n";
       }

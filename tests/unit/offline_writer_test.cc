@@ -11,30 +11,8 @@ namespace {
 using Type = WriterAction::Type;
 
 using testing::Roster;
-
-WriterMessage Msg(const std::string& speaker_id, const std::string& text) {
-  std::string display = speaker_id;
-  display[0] = static_cast<char>(std::toupper(display[0]));
-  return WriterMessage{"id-" + text.substr(0, 8), speaker_id, display, text, 1000, "s1", ""};
-}
-
-std::vector<WriterAction> Write(std::vector<WriterMessage> msgs, std::vector<WriterHead> heads = {},
-                                size_t max_actions = 8, const OfflineWriterParams& params = {}) {
-  auto writer = NewOfflineWriter(params);
-  WriterInput in;
-  in.roster = Roster();
-  in.heads = std::move(heads);
-  in.messages = std::move(msgs);
-  in.max_actions = max_actions;
-  llm::StageCall call;
-  auto out = writer->Write(in, &call);
-  REQUIRE_OK(out);
-  // The raw text is the serialised actions and parses back to them.
-  auto parsed = ParseWriterActions(out->raw_text);
-  REQUIRE_OK(parsed);
-  REQUIRE(parsed->size() == out->actions.size());
-  return out->actions;
-}
+using testing::Msg;
+using testing::Write;
 
 TEST_CASE("offline Writer: first-person stances go to the speaker's core", "[writer]") {
   auto a = Write({Msg("bob", "I prefer concise checklists.")});

@@ -1,0 +1,68 @@
+// The offline Writer's reading of what the group arranges: sentences written
+// for each rule (none taken from the benchmark data).
+#include <catch2/catch.hpp>
+
+#include "tests/unit/writer_roster.h"
+#include "writer/writer_model.h"
+
+namespace speakermem::writer {
+namespace {
+
+using testing::Msg;
+using testing::Write;
+using Type = WriterAction::Type;
+
+TEST_CASE("offline Writer: 'let's' anywhere in a clause proposes a plan to the group",
+          "[writer][group]") {
+  auto a = Write({Msg("bob", "If the rain holds off let's walk to the harbour after lunch")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].layer == "interaction");
+  CHECK(a[0].source == "bob");
+  CHECK(a[0].content == "If the rain holds off the group will walk to the harbour after lunch");
+}
+
+TEST_CASE("offline Writer: two members' joint arrangement is the group's interaction",
+          "[writer][group]") {
+  auto a = Write({Msg("alice", "Chen and I will drive up together on Friday")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].layer == "interaction");
+  CHECK(a[0].source == "alice");
+  CHECK(a[0].content == "Chen and Alice will drive up together on Friday");
+  // Someone who is not a member is the speaker's own matter.
+  auto b = Write({Msg("alice", "My brother and I will drive up together on Friday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "alice");
+  CHECK(b[0].layer == "core");
+}
+
+TEST_CASE("offline Writer: 'X it is' ends a clause of its own, the rest stays the speaker's",
+          "[writer][group]") {
+  auto a = Write({Msg("dana", "Lisbon it is, I'll book the flights tonight")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].layer == "interaction");
+  CHECK(a[0].content == "Lisbon it is");
+  CHECK(a[1].owner == "dana");
+  CHECK(a[1].layer == "core");
+  CHECK(a[1].content == "Dana will book the flights tonight");
+}
+
+TEST_CASE("offline Writer: something 'new' is not a revision of what is remembered",
+          "[writer][update]") {
+  std::vector<WriterHead> heads = {
+      {"h1", "core", "dana", "dana", "fact", "Dana is looking for a flat near the river", 1}};
+  auto a = Write({Msg("dana", "I found a new cafe near the river")}, heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kAdd);
+  // An explicit revision of the same matter still is one.
+  auto b = Write({Msg("dana", "I changed my mind, no flat near the river, the old town instead")},
+                 heads);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].type == Type::kUpdate);
+  CHECK(b[0].entry_id == "h1");
+}
+
+}  // namespace
+}  // namespace speakermem::writer
