@@ -392,6 +392,12 @@ void WriterKnobs(std::vector<Knob>* knobs) {
       "same owner, layer and source when their content words overlap at least "
       "this much (Jaccard); 0 joins all of them.",
       [](C* c) { return &c->memory.writer.offline.merge_similarity; }, 0, 1));
+  k.push_back(IntKnob<size_t>(
+      "writer", "offline_max_core_per_segment",
+      "Offline Writer: at most this many core records per person from one "
+      "segment; the person's least informative statements join the kept "
+      "record closest to them. 0: no limit.",
+      [](C* c) { return &c->memory.writer.offline.max_core_per_segment; }, 0, 1000));
   k.push_back(
       BoolKnob("writer", "offline_group_arrangements",
                "Offline Writer: a clause that arranges something for the group without "

@@ -9,11 +9,13 @@
 // restating it unchanged is dropped; a segment with nothing worth remembering
 // is a NOOP.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "text/similarity.h"
 #include "text/text.h"
 #include "text/tokenizer.h"
@@ -114,6 +116,9 @@ class OfflineWriter final : public WriterModel {
         if (actions.size() > before) written.push_back(before);
       }
       previous = std::move(written);
+    }
+    if (params_.max_core_per_segment > 0) {
+      ConsolidateCore(params_.max_core_per_segment, names, &actions);
     }
     if (actions.empty()) {
       WriterAction noop;
@@ -297,6 +302,67 @@ class OfflineWriter final : public WriterModel {
     }
     if (a.utype == "stance") earlier->utype = a.utype;
     slot->tokens.insert(slot->tokens.end(), tokens.begin(), tokens.end());
+  }
+
+  // Keeps at most `max` new core records per person: the most informative
+  // (most content words; ties: the earlier). Each of the others joins the
+  // kept one it shares most content words with (none shared: the nearest in
+  // the segment), unless that would make it unreadably long; a record's
+  // statements stay in message order.
+  static void ConsolidateCore(size_t max, const absl::flat_hash_set<std::string>& names,
+                              std::vector<WriterAction>* actions) {
+    std::map<std::string, std::vector<size_t>> by_owner;  // ADD indexes, in order
+    for (size_t i = 0; i < actions->size(); ++i) {
+      const WriterAction& a = (*actions)[i];
+      if (a.type == WriterAction::Type::kAdd && a.layer == "core") by_owner[a.owner].push_back(i);
+    }
+    std::vector<bool> joined(actions->size(), false);
+    for (const auto& [owner, adds] : by_owner) {
+      if (adds.size() <= max) continue;
+      std::vector<std::pair<size_t, size_t>> ranked;  // (content words, index)
+      for (size_t i : adds) ranked.emplace_back(ContentTokens((*actions)[i].content, names).size(), i);
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const auto& x, const auto& y) { return x.first > y.first; });
+      std::map<size_t, std::map<size_t, std::string>> parts;  // kept -> index -> content
+      std::map<size_t, size_t> length;                        // kept -> joined length
+      for (size_t k = 0; k < max; ++k) {
+        const size_t j = ranked[k].second;
+        parts[j][j] = (*actions)[j].content;
+        length[j] = (*actions)[j].content.size();
+      }
+      for (size_t r = max; r < ranked.size(); ++r) {
+        const size_t i = ranked[r].second;
+        const std::vector<std::string> tokens = ContentTokens((*actions)[i].content, names);
+        size_t into = SIZE_MAX;
+        double best_sim = -1;
+        size_t best_distance = SIZE_MAX;
+        for (const auto& [j, unused] : parts) {
+          const double sim = Jaccard(tokens, ContentTokens((*actions)[j].content, names));
+          const size_t distance = i > j ? i - j : j - i;
+          if (sim > best_sim || (sim == best_sim && distance < best_distance)) {
+            best_sim = sim, best_distance = distance, into = j;
+          }
+        }
+        const std::string& extra = (*actions)[i].content;
+        if (length[into] + extra.size() > kMaxJoined) continue;
+        parts[into][i] = extra;
+        length[into] += extra.size() + 2;
+        if ((*actions)[i].utype == "stance") (*actions)[into].utype = "stance";
+        joined[i] = true;
+      }
+      for (auto& [j, in_order] : parts) {
+        std::vector<std::string> texts;
+        for (auto& [unused, text] : in_order) texts.push_back(std::move(text));
+        (*actions)[j].content = absl::StrJoin(texts, "; ");
+      }
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < actions->size(); ++i) {
+      if (joined[i]) continue;
+      if (out != i) (*actions)[out] = std::move((*actions)[i]);
+      ++out;
+    }
+    actions->resize(out);
   }
 
   // A joined record stays readable.

@@ -103,7 +103,7 @@ std::vector<WriterAction> SalvageWriterActions(const std::string& text);
 // Serialises actions as {"actions": [...]} with paper layer names.
 std::string SerializeWriterActions(const std::vector<WriterAction>& actions);
 
-// The rule-based Writer's two constants, chosen leave-one-network-out on the
+// The rule-based Writer's constants, chosen leave-one-network-out on the
 // development trajectories (`speakermem eval writer`, eval/results/writer_dev.md).
 struct OfflineWriterParams {
   // Content words (not function words) a clause needs to be remembered; a
@@ -113,6 +113,11 @@ struct OfflineWriterParams {
   // layer when their content words overlap at least this much (Jaccard);
   // 0 joins all of a person's statements in a segment into one record.
   double merge_similarity = 0.1;
+  // At most this many core records per person from one segment: beyond it,
+  // the person's least informative records (fewest content words) join the
+  // kept record whose content words they overlap most, unless that would
+  // make it unreadably long. 0: no limit.
+  size_t max_core_per_segment = 2;
   // A clause that arranges something for the group without being the
   // speaker's own ("we" or "everyone" with a plan or a date; two or more
   // members' positions) is a GROUP interaction rather than the speaker's core.

@@ -26,18 +26,28 @@ namespace {
 // The grid the constants are chosen from.
 std::vector<writer::OfflineWriterParams> Grid() {
   std::vector<writer::OfflineWriterParams> grid;
-  for (size_t min_content : {1, 2, 3, 4}) {
-    for (double merge : {0.4, 0.2, 0.1, 0.0}) grid.push_back({min_content, merge});
+  for (size_t max_core : {0, 2, 3}) {
+    for (size_t min_content : {1, 2, 3, 4}) {
+      for (double merge : {0.4, 0.2, 0.1, 0.0}) {
+        writer::OfflineWriterParams p;
+        p.min_content = min_content;
+        p.merge_similarity = merge;
+        p.max_core_per_segment = max_core;
+        grid.push_back(p);
+      }
+    }
   }
   return grid;
 }
 
 std::string Describe(const writer::OfflineWriterParams& p) {
-  return absl::StrFormat("min_content %zu, merge %.1f", p.min_content, p.merge_similarity);
+  return absl::StrFormat("min_content %zu, merge %.1f, max_core %zu", p.min_content,
+                         p.merge_similarity, p.max_core_per_segment);
 }
 
 bool Same(const writer::OfflineWriterParams& a, const writer::OfflineWriterParams& b) {
   return a.min_content == b.min_content && a.merge_similarity == b.merge_similarity &&
+         a.max_core_per_segment == b.max_core_per_segment &&
          a.group_arrangements == b.group_arrangements;
 }
 
@@ -357,6 +367,7 @@ class WriterStudy {
                                       {"writer_calls", r.writer_calls},
                                       {"min_content", grid_[g].min_content},
                                       {"merge_similarity", grid_[g].merge_similarity},
+                                      {"max_core_per_segment", grid_[g].max_core_per_segment},
                                       {"group_arrangements", grid_[g].group_arrangements}});
       all_.Add(c);
       if (IsSocialNetwork(names_[t])) {

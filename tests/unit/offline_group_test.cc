@@ -64,5 +64,39 @@ TEST_CASE("offline Writer: something 'new' is not a revision of what is remember
   CHECK(b[0].entry_id == "h1");
 }
 
+TEST_CASE("offline Writer: a person's statements in one segment make at most two core records",
+          "[writer][consolidate]") {
+  std::vector<WriterMessage> msgs = {
+      Msg("bob", "I moved to Leeds in spring for a job at the university hospital."),
+      Msg("alice", "Nice"),
+      Msg("bob", "I run along the canal most mornings."),
+      Msg("alice", "Wow"),
+      Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
+      Msg("alice", "Same"),
+      Msg("bob", "I still miss Bristol.")};
+  auto a = Write(msgs);
+  REQUIRE(a.size() == 2);
+  // The two most informative statements are kept; the others share no word
+  // with them and join the nearest one (equally near: the earlier).
+  CHECK(a[0].content ==
+        "Bob moved to Leeds in spring for a job at the university hospital; Bob runs along the "
+        "canal most mornings");
+  CHECK(a[1].content ==
+        "Bob adopted a grey cat called Pebble who hates the rain; Bob still misses Bristol");
+  // A statement sharing words with a kept record joins that one.
+  auto b = Write({Msg("bob", "I moved to Leeds in spring for a job at the university hospital."),
+                  Msg("alice", "Nice"),
+                  Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
+                  Msg("alice", "Same"),
+                  Msg("bob", "The hospital canteen is great.")});
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].content ==
+        "Bob moved to Leeds in spring for a job at the university hospital; The hospital "
+        "canteen is great");
+  OfflineWriterParams unlimited;
+  unlimited.max_core_per_segment = 0;
+  CHECK(Write(msgs, {}, 8, unlimited).size() == 4);
+}
+
 }  // namespace
 }  // namespace speakermem::writer

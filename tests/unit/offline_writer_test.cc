@@ -153,7 +153,11 @@ TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") 
         Msg(i % 2 == 0 ? "bob" : "chen", std::string(3, static_cast<char>('a' + i)) + " " +
                                              std::string(4, static_cast<char>('b' + i))));
   }
-  CHECK(Write(many, {}, 8).size() == 8);
+  OfflineWriterParams unlimited;
+  unlimited.max_core_per_segment = 0;
+  CHECK(Write(many, {}, 8, unlimited).size() == 8);
+  // With the default, each of the two makes at most two core records.
+  CHECK(Write(many, {}, 8).size() == 4);
 }
 
 TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are NOOP",
