@@ -147,7 +147,8 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
     if (!self.empty()) {
       if (lw == "i") {
         repl = self;
-        conjugate_next(i + 1);
+        // "Cass and I vote": a plural subject keeps its verb.
+        if (i == 0 || ws[i - 1].lower != "and") conjugate_next(i + 1);
       } else if (lw == "i'm" || lw == "im") {
         repl = self + " is";
       } else if (lw == "i've") {
@@ -365,6 +366,20 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   return c;
 }
 
+// `r` marked as a choice the group made; its content opens with
+// kGroupDecided unless it already names the group.
+ClauseReading StateDecided(ClauseReading r) {
+  r.decided = true;
+  if (r.kind != ClauseReading::Kind::kGroupPlan || r.content.empty() ||
+      absl::StrContains(absl::AsciiStrToLower(r.content), "the group")) {
+    return r;
+  }
+  const std::string first = absl::AsciiStrToLower(r.content.substr(0, r.content.find(' ')));
+  if (IsStopword(first)) r.content[0] = absl::ascii_tolower(static_cast<unsigned char>(r.content[0]));
+  r.content = absl::StrCat(kGroupDecided, r.content);
+  return r;
+}
+
 // The three readings a clause can get, stated as memory in the third person.
 class Readings {
  public:
@@ -392,17 +407,33 @@ class Readings {
     r.about = kGroupOwner;
     r.utype = norm ? "observation" : "decision";
     std::vector<Word> rest = ws;
-    for (auto& w : rest) {
+    for (size_t i = 0; i < rest.size(); ++i) {
+      Word& w = rest[i];
       if (w.lower == "we" || w.lower == "us") w.text = "the group";
       if (w.lower == "our" || w.lower == "ours") w.text = "the group's";
       if (w.lower == "we'll") w.text = "the group will";
       if (w.lower == "we're") w.text = "the group is";
+      if (w.lower == "we've") w.text = "the group has";
+      if (w.lower == "we'd") w.text = "the group would";
       if (w.lower == "let's") w.text = "the group will";
+      if (w.lower != "we") continue;
+      // The group is one subject: "we need" -> "the group needs".
+      size_t v = i + 1;
+      while (v < rest.size() && IsAdverb(rest[v].lower)) ++v;
+      if (v < rest.size()) {
+        const std::string third = ThirdPersonVerb(rest[v].lower);
+        if (third != rest[v].lower) rest[v].text = rest[v].lower = third;
+      }
     }
     if (ws[0].lower == "lets") rest[0].text = "the group will";
     r.content = Rewrite(rest, self_, addressee_.name);
     r.why = why;
     return r;
+  }
+
+  // A choice the group made, stated with the group as its subject.
+  ClauseReading Decided(const std::vector<Word>& ws, const char* why) const {
+    return StateDecided(Group(ws, why));
   }
 
   // What the speaker says of another member: that member's profile.
@@ -508,7 +539,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   const std::string w0 = ws[0].lower;
   const std::string w1 = ws.size() > 1 ? ws[1].lower : "";
   const bool first_person = HasWord(ws, FirstPersonSubject());
-  if (c.decision_label) return read.Group(ws, "decision label");
+  if (c.decision_label) return read.Decided(ws, "decision label");
   if (c.label_member != nullptr && c.label_member->speaker_id != ctx.speaker.speaker_id) {
     return read.Other(Speaker{c.label_member->speaker_id, NameOf(*c.label_member)}, ws,
                       "what holds for a member");
@@ -564,7 +595,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     }
     return read.Other(c.addressee, ws, "addressee");
   }
-  if (ChoiceMade(ws)) return read.Group(ws, "choice made");
+  if (ChoiceMade(ws)) return read.Decided(ws, "choice made");
   // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
   // speaker would have someone do, not something that is so of anyone.
   if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
@@ -582,7 +613,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     // "Kwame's Saturday is confirmed", "Sasha's format from now on": a
     // decision about something of a member's, which the group adopts.
     if (absl::EndsWith(ws[0].lower, "'s") && (HasWord(ws, DecisionWords()) || FromNowOn(ws))) {
-      return read.Group(ws, "decision on a member's proposal");
+      return read.Decided(ws, "decision on a member's proposal");
     }
     if (m->speaker_id == ctx.speaker.speaker_id) {
       if (ws.size() < 2) return Nothing("filler");
@@ -594,7 +625,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   }
   if (In(w0, ThirdPronoun())) return Nothing("unresolved pronoun");
   if ((HasWord(ws, DecisionWords()) || FromNowOn(ws)) && !first_person) {
-    return read.Group(ws, "decision");
+    return read.Decided(ws, "decision");
   }
   return read.Self(ws, "no subject of its own");
 }
@@ -708,6 +739,7 @@ std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageCont
       r.about = kGroupOwner;
       r.utype = "decision";
       r.why = "announced decision";
+      r = StateDecided(std::move(r));
     }
     out.push_back(std::move(r));
   }

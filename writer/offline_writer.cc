@@ -14,8 +14,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "text/similarity.h"
 #include "text/text.h"
 #include "text/tokenizer.h"
@@ -64,7 +66,7 @@ const absl::flat_hash_set<std::string>& UpdateCues() {
 // a record ("decision:", "update:") so a restatement compares equal.
 double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   static const absl::flat_hash_set<std::string> kMeta = {
-      "decision", "decided", "update", "updated", "final", "confirmed", "agreed", "okay"};
+      "decision", "decided", "update", "updated", "final", "confirmed", "agreed", "okay", "group"};
   std::set<std::string> sa, sb;
   for (const auto& t : a) {
     if (!kMeta.contains(t)) sa.insert(t);
@@ -168,7 +170,12 @@ class OfflineWriter final : public WriterModel {
         return a.owner == owner && a.layer == layer;
       });
       if (same != out.end()) {
-        same->content = absl::StrCat(same->content, ", ", c.content);
+        // One statement of the group's decision is enough.
+        absl::string_view more = c.content;
+        if (absl::StartsWith(same->content, offline::kGroupDecided)) {
+          absl::ConsumePrefix(&more, offline::kGroupDecided);
+        }
+        same->content = absl::StrCat(same->content, ", ", more);
         if (c.utype == "stance") same->utype = c.utype;
         continue;
       }

@@ -43,10 +43,25 @@ TEST_CASE("offline Writer: 'X it is' ends a clause of its own, the rest stays th
   REQUIRE(a.size() == 2);
   CHECK(a[0].owner == "GROUP");
   CHECK(a[0].layer == "interaction");
-  CHECK(a[0].content == "Lisbon it is");
+  CHECK(a[0].content == "The group decided: Lisbon it is");
   CHECK(a[1].owner == "dana");
   CHECK(a[1].layer == "core");
   CHECK(a[1].content == "Dana will book the flights tonight");
+}
+
+TEST_CASE("offline Writer: a group record has the group as its subject", "[writer][group]") {
+  // A choice made, stated once for the record however many clauses it has.
+  auto a = Write({Msg("chen", "Booked! Friday at 8, the corner table by the window.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "GROUP");
+  CHECK(a[0].content == "The group decided: Friday at 8, the corner table by the window");
+  // "We" is one subject, and its verb agrees; "X and I" keeps the plural.
+  auto b = Write({Msg("dana", "We need a bigger van for the move next Saturday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "The group needs a bigger van for the move next Saturday");
+  auto c = Write({Msg("alice", "Bob and I vote for the lake route on Sunday")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Bob and Alice vote for the lake route on Sunday");
 }
 
 TEST_CASE("offline Writer: something 'new' is not a revision of what is remembered",

@@ -76,10 +76,10 @@ TEST_CASE("offline Writer: decisions and norms go to GROUP layers", "[writer]") 
   CHECK(a[0].layer == "interaction");
   CHECK(a[0].utype == "decision");
   CHECK(a[0].source == "alice");
-  CHECK(a[0].content == "The offsite is in Lisbon, the week of May 18");
+  CHECK(a[0].content == "The group decided: the offsite is in Lisbon, the week of May 18");
   CHECK(a[1].owner == "GROUP");
   CHECK(a[1].layer == "insight");
-  CHECK(a[1].content == "The group always start the retro with a joke round");
+  CHECK(a[1].content == "The group always starts the retro with a joke round");
   CHECK(a[2].layer == "insight");
   CHECK(a[2].source == "alice");
   // A plan the group adopts is an interaction, proposed by its speaker.
