@@ -95,15 +95,6 @@ size_t ContentCount(const std::vector<Word>& ws) {
   return n;
 }
 
-bool AllIn(const std::vector<Word>& ws, const Set& set) {
-  for (const auto& w : ws) {
-    for (const auto& t : Tokenize(w.lower)) {
-      if (!IsStopword(t) && !set.contains(t)) return false;
-    }
-  }
-  return true;
-}
-
 // The roster member a capitalised word names (display name or id), if any.
 const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
   if (ctx.roster == nullptr || w.text.empty()) return nullptr;
@@ -118,6 +109,18 @@ const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
     }
   }
   return nullptr;
+}
+
+// Only greetings, thanks and reactions, maybe with the names of those they
+// are for ("Congrats Leon", "Thanks Jordan").
+bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
+  for (const auto& w : ws) {
+    if (Member(w, ctx) != nullptr) continue;
+    for (const auto& t : Tokenize(w.lower)) {
+      if (!IsStopword(t) && !Phatic().contains(t)) return false;
+    }
+  }
+  return true;
 }
 
 std::string NameOf(const WriterRosterMember& r) {
@@ -712,7 +715,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (MomentaryStatus(ws)) return Nothing("momentary status");
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);
-  if (content == 0 || AllIn(ws, Phatic())) return Nothing("acknowledgement");
+  if (content == 0 || PhaticOnly(ws, ctx)) return Nothing("acknowledgement");
   // A reaction to what was just said ("That's character development").
   if (In(w0, Demonstrative()) && !first_person) return Nothing("reaction");
   // What a person says of themselves ("I'm vegetarian") and a choice made

@@ -64,6 +64,13 @@ TEST_CASE("offline Writer: a group record has the group as its subject", "[write
   CHECK(c[0].content == "Bob and Alice vote for the lake route on Sunday");
 }
 
+TEST_CASE("offline Writer: thanks or congratulations naming a member are acknowledgements",
+          "[writer][noop]") {
+  auto a = Write({Msg("alice", "Congrats Bob!"), Msg("chen", "Thanks Dana and Bob")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kNoop);
+}
+
 TEST_CASE("offline Writer: something 'new' is not a revision of what is remembered",
           "[writer][update]") {
   std::vector<WriterHead> heads = {
