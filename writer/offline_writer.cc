@@ -62,19 +62,30 @@ const absl::flat_hash_set<std::string>& UpdateCues() {
   return *s;
 }
 
-// Jaccard similarity of two token lists, ignoring words that only announce
-// a record ("decision:", "update:") so a restatement compares equal.
-double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+// The words of a record that say something of its matter: not those that
+// only announce it ("decision:", "update:", "the group decided").
+std::set<std::string> MatterWords(const std::vector<std::string>& tokens) {
   static const absl::flat_hash_set<std::string> kMeta = {
       "decision", "decided", "update", "updated", "final", "confirmed", "agreed", "okay", "group"};
-  std::set<std::string> sa, sb;
-  for (const auto& t : a) {
-    if (!kMeta.contains(t)) sa.insert(t);
+  std::set<std::string> out;
+  for (const auto& t : tokens) {
+    if (!kMeta.contains(t)) out.insert(t);
   }
-  for (const auto& t : b) {
-    if (!kMeta.contains(t)) sb.insert(t);
-  }
-  return text::Jaccard(sa, sb);
+  return out;
+}
+
+// Jaccard similarity of two records' matter words, so a restatement
+// compares equal.
+double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return text::Jaccard(MatterWords(a), MatterWords(b));
+}
+
+// True when `a` adds no word of matter to `b` ("Porto it is" after "the
+// offsite moves to Porto").
+bool AddsNothing(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  const std::set<std::string> sa = MatterWords(a), sb = MatterWords(b);
+  if (sa.empty()) return false;
+  return std::includes(sb.begin(), sb.end(), sa.begin(), sa.end());
 }
 
 // A state entry the Writer can revise: a current head or an ADD of this
@@ -220,6 +231,7 @@ class OfflineWriter final : public WriterModel {
     for (Slot& s : *slots) {
       if (s.owner != a.owner || s.layer != a.layer) continue;
       if (!any_source && s.source != a.source) continue;
+      if (AddsNothing(tokens, s.tokens)) return;  // said already
       double sim = Jaccard(tokens, s.tokens);
       Slot*& best = s.entry_id.empty() ? own : head;
       double& best_sim = s.entry_id.empty() ? own_sim : head_sim;

@@ -71,6 +71,20 @@ TEST_CASE("offline Writer: thanks or congratulations naming a member are acknowl
   CHECK(a[0].type == Type::kNoop);
 }
 
+TEST_CASE("offline Writer: a statement that adds no word to a record already made is dropped",
+          "[writer][update]") {
+  std::vector<WriterHead> heads = {{"h1", "interaction", "GROUP", "alice", "decision",
+                                    "The group decided: the offsite moves to Porto", 1}};
+  auto a = Write({Msg("bob", "Porto it is!")}, heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kNoop);
+  // Within a segment too, and for a person's own records.
+  auto b = Write({Msg("chen", "I bake sourdough every Sunday for the neighbours."),
+                  Msg("dana", "Nice!"), Msg("chen", "I bake sourdough.")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Chen bakes sourdough every Sunday for the neighbours");
+}
+
 TEST_CASE("offline Writer: something 'new' is not a revision of what is remembered",
           "[writer][update]") {
   std::vector<WriterHead> heads = {
