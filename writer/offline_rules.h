@@ -17,8 +17,10 @@
 //   * agreeing with a member's point ("Cass makes a fair point about ...")
 //     is the speaker's stance, bare agreement ("Kwame is right") nothing;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,
-//     a roster name that member, "we"/"let's" the group; a clause with no
-//     subject of its own ("Near Soho is good") is the speaker's;
+//     a roster name that member, "we"/"let's" the group ("let's" wherever it
+//     stands; two members' joint arrangement, "Preet and I will go", too);
+//     a clause with no subject of its own ("Near Soho is good") is the
+//     speaker's;
 //   * the layer follows the meaning: the group's plans and decisions
 //     (also on a member's proposal: "Kwame's Saturday is confirmed", "...
 //     from now on", and with group_arrangements on a member's arrangement
@@ -27,8 +29,9 @@
 //     submit receipts ...") GROUP insight, what one
 //     member says of another that member's profile (source: the speaker), a
 //     person's own facts, needs and stances their core;
-// and the clause is rewritten in the third person with the owner, when it
-// is the clause's subject, left implicit (the record is filed under them).
+// and the clause is rewritten in the third person with names ("I have" ->
+// "Mei has", "we need" -> "the group needs"); a choice the group made that
+// does not name the group is stated as "The group decided: ...".
 #ifndef SPEAKERMEM_WRITER_OFFLINE_RULES_H_
 #define SPEAKERMEM_WRITER_OFFLINE_RULES_H_
 

@@ -6,8 +6,9 @@
 // member says of another reads as their word ("Dana says Bob ..."). A record
 // that revises a current head (or an earlier record of this segment) of the
 // same owner and layer on the same matter becomes an UPDATE of it; one
-// restating it unchanged is dropped; a segment with nothing worth remembering
-// is a NOOP.
+// restating it, or adding no word of matter to it, is dropped; a person's
+// core records from one segment are consolidated into at most
+// max_core_per_segment; a segment with nothing worth remembering is a NOOP.
 #include <algorithm>
 #include <map>
 #include <set>
