@@ -378,7 +378,8 @@ ClauseReading StateDecided(ClauseReading r) {
     return r;
   }
   const std::string first = absl::AsciiStrToLower(r.content.substr(0, r.content.find(' ')));
-  if (IsStopword(first)) r.content[0] = absl::ascii_tolower(static_cast<unsigned char>(r.content[0]));
+  if (IsStopword(first))
+    r.content[0] = absl::ascii_tolower(static_cast<unsigned char>(r.content[0]));
   r.content = absl::StrCat(kGroupDecided, r.content);
   return r;
 }

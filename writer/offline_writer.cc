@@ -58,7 +58,7 @@ const absl::flat_hash_set<std::string>& RevisionWords() {
 
 const absl::flat_hash_set<std::string>& UpdateCues() {
   static const auto* s = new absl::flat_hash_set<std::string>{
-      "actually", "instead", "changed", "change",    "moved",    "moves",    "now", "anymore",
+      "actually", "instead", "changed", "change",    "moved",    "moves",    "now",    "anymore",
       "longer",   "update",  "updated", "cancelled", "canceled", "switched", "revised"};
   return *s;
 }
@@ -340,7 +340,8 @@ class OfflineWriter final : public WriterModel {
     for (const auto& [owner, adds] : by_owner) {
       if (adds.size() <= max) continue;
       std::vector<std::pair<size_t, size_t>> ranked;  // (content words, index)
-      for (size_t i : adds) ranked.emplace_back(ContentTokens((*actions)[i].content, names).size(), i);
+      for (size_t i : adds)
+        ranked.emplace_back(ContentTokens((*actions)[i].content, names).size(), i);
       std::stable_sort(ranked.begin(), ranked.end(),
                        [](const auto& x, const auto& y) { return x.first > y.first; });
       std::map<size_t, std::map<size_t, std::string>> parts;  // kept -> index -> content

@@ -394,7 +394,8 @@ class WriterStudy {
              << "\n";
       }
       for (const auto& e : st->edges) {
-        dump << nlohmann::json{{"state", st == &r.predicted ? "predicted_update" : "reference_update"},
+        dump << nlohmann::json{{"state",
+                                st == &r.predicted ? "predicted_update" : "reference_update"},
                                {"owner", e.owner},
                                {"layer", e.layer},
                                {"old", e.old_content},

@@ -370,9 +370,15 @@ TEST_CASE("each record is embedded once while the embedder catches up", "[quirks
   // that batch must leave the queued rest to the embedder.
   FakeModelServer fake;
   AnswerLate(&fake, 30);  // a slow embedding endpoint
-  testing::TestServer ts(EmbedOn(fake.base_url(), 16), true);
-  // Made-up words, none shared between messages, so that the Writer joins
-  // nothing and writes a record per message.
+  // Made-up words, none shared between messages, and no limit on a
+  // person's records per segment, so that the Writer joins nothing and
+  // writes a record per message.
+  testing::TestServer ts(
+      [&](server::ServerConfig* c) {
+        EmbedOn(fake.base_url(), 16)(c);
+        c->memory.writer.offline.max_core_per_segment = 0;
+      },
+      true);
   const char* syllables[] = {"ka", "lo", "mi", "ru", "te", "zo", "pa", "ne", "vu", "shi"};
   auto word = [&](int n) {
     return absl::StrCat(syllables[n % 10], syllables[(n / 10) % 10], syllables[(n / 100) % 10],

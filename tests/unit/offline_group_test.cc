@@ -123,8 +123,7 @@ TEST_CASE("offline Writer: a person's statements in one segment make at most two
   auto b = Write({Msg("bob", "I moved to Leeds in spring for a job at the university hospital."),
                   Msg("alice", "Nice"),
                   Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
-                  Msg("alice", "Same"),
-                  Msg("bob", "The hospital canteen is great.")});
+                  Msg("alice", "Same"), Msg("bob", "The hospital canteen is great.")});
   REQUIRE(b.size() == 2);
   CHECK(b[0].content ==
         "Bob moved to Leeds in spring for a job at the university hospital; The hospital "

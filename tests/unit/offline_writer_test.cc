@@ -10,8 +10,8 @@ namespace {
 
 using Type = WriterAction::Type;
 
-using testing::Roster;
 using testing::Msg;
+using testing::Roster;
 using testing::Write;
 
 TEST_CASE("offline Writer: first-person stances go to the speaker's core", "[writer]") {
