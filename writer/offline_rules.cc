@@ -369,10 +369,9 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   return c;
 }
 
-// `r` marked as a choice the group made; its content opens with
-// kGroupDecided unless it already names the group.
+// `r`, a choice the group made, stated with the group as subject: its
+// content opens with kGroupDecided unless it already names the group.
 ClauseReading StateDecided(ClauseReading r) {
-  r.decided = true;
   if (r.kind != ClauseReading::Kind::kGroupPlan || r.content.empty() ||
       absl::StrContains(absl::AsciiStrToLower(r.content), "the group")) {
     return r;
@@ -563,9 +562,9 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   if (w0 != "let's" && HasWord(ws, {"let's"})) return read.Group(ws, "let's");
   // "Preet and I will go together": two members' joint arrangement is an
   // event between members, the group's interaction.
-  if (ws.size() > 3 && w1 == "and" && In(ws[2].lower, {"i", "me"}) &&
-      Member(ws[0], ctx) != nullptr && Member(ws[0], ctx)->speaker_id != ctx.speaker.speaker_id &&
-      absl::ascii_isupper(ws[0].text[0])) {
+  if (const WriterRosterMember* m = Member(ws[0], ctx);
+      m != nullptr && m->speaker_id != ctx.speaker.speaker_id && ws.size() > 3 && w1 == "and" &&
+      In(ws[2].lower, {"i", "me"}) && absl::ascii_isupper(ws[0].text[0])) {
     return read.Group(ws, "members together");
   }
   if (In(w0, FirstPersonSubject())) return read.Self(ws, "first person");

@@ -77,10 +77,7 @@ struct ClauseReading {
   std::string about;    // kOther: the member's speaker id
   std::string utype;    // fact, stance, observation, decision
   std::string content;  // stated as memory
-  // A choice the group made ("Lisbon it is", "Decision: ..."): the content
-  // opens with kGroupDecided unless it names the group itself.
-  bool decided = false;
-  std::string why;  // the rule that decided, for tests and traces
+  std::string why;      // the rule that decided, for tests and traces
 };
 
 // How a choice of the group is stated when the clause does not name the

@@ -89,6 +89,16 @@ bool AddsNothing(const std::vector<std::string>& a, const std::vector<std::strin
   return std::includes(sb.begin(), sb.end(), sa.begin(), sa.end());
 }
 
+// `earlier` and `more` as one record's content: a second "The group
+// decided: " is dropped, the group's decision is stated once.
+std::string JoinStatements(absl::string_view earlier, absl::string_view separator,
+                           absl::string_view more) {
+  if (absl::StartsWith(earlier, offline::kGroupDecided)) {
+    absl::ConsumePrefix(&more, offline::kGroupDecided);
+  }
+  return absl::StrCat(earlier, separator, more);
+}
+
 // A state entry the Writer can revise: a current head or an ADD of this
 // segment (entry_id empty until applied; updates to those are merged).
 struct Slot {
@@ -182,12 +192,7 @@ class OfflineWriter final : public WriterModel {
         return a.owner == owner && a.layer == layer;
       });
       if (same != out.end()) {
-        // One statement of the group's decision is enough.
-        absl::string_view more = c.content;
-        if (absl::StartsWith(same->content, offline::kGroupDecided)) {
-          absl::ConsumePrefix(&more, offline::kGroupDecided);
-        }
-        same->content = absl::StrCat(same->content, ", ", more);
+        same->content = JoinStatements(same->content, ", ", c.content);
         if (c.utype == "stance") same->utype = c.utype;
         continue;
       }
@@ -318,7 +323,7 @@ class OfflineWriter final : public WriterModel {
     if (revision || earlier->content.size() + a.content.size() > kMaxJoined) {
       earlier->content = a.content;
     } else {
-      earlier->content = absl::StrCat(earlier->content, "; ", a.content);
+      earlier->content = JoinStatements(earlier->content, "; ", a.content);
     }
     if (a.utype == "stance") earlier->utype = a.utype;
     slot->tokens.insert(slot->tokens.end(), tokens.begin(), tokens.end());
@@ -336,50 +341,48 @@ class OfflineWriter final : public WriterModel {
       const WriterAction& a = (*actions)[i];
       if (a.type == WriterAction::Type::kAdd && a.layer == "core") by_owner[a.owner].push_back(i);
     }
-    std::vector<bool> joined(actions->size(), false);
+    std::vector<size_t> into(actions->size(), SIZE_MAX);  // joined record -> kept one
     for (const auto& [owner, adds] : by_owner) {
       if (adds.size() <= max) continue;
-      std::vector<std::pair<size_t, size_t>> ranked;  // (content words, index)
-      for (size_t i : adds)
-        ranked.emplace_back(ContentTokens((*actions)[i].content, names).size(), i);
-      std::stable_sort(ranked.begin(), ranked.end(),
-                       [](const auto& x, const auto& y) { return x.first > y.first; });
-      std::map<size_t, std::map<size_t, std::string>> parts;  // kept -> index -> content
-      std::map<size_t, size_t> length;                        // kept -> joined length
-      for (size_t k = 0; k < max; ++k) {
-        const size_t j = ranked[k].second;
-        parts[j][j] = (*actions)[j].content;
-        length[j] = (*actions)[j].content.size();
-      }
+      std::vector<std::pair<std::vector<std::string>, size_t>> ranked;  // (content words, index)
+      for (size_t i : adds) ranked.emplace_back(ContentTokens((*actions)[i].content, names), i);
+      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+        return x.first.size() > y.first.size();
+      });
+      std::map<size_t, size_t> length;  // kept index -> joined length
+      for (size_t k = 0; k < max; ++k)
+        length[ranked[k].second] = (*actions)[ranked[k].second].content.size();
       for (size_t r = max; r < ranked.size(); ++r) {
         const size_t i = ranked[r].second;
-        const std::vector<std::string> tokens = ContentTokens((*actions)[i].content, names);
-        size_t into = SIZE_MAX;
+        size_t best = 0, best_distance = SIZE_MAX;
         double best_sim = -1;
-        size_t best_distance = SIZE_MAX;
-        for (const auto& [j, unused] : parts) {
-          const double sim = Jaccard(tokens, ContentTokens((*actions)[j].content, names));
+        for (size_t k = 0; k < max; ++k) {
+          const size_t j = ranked[k].second;
+          const double sim = Jaccard(ranked[r].first, ranked[k].first);
           const size_t distance = i > j ? i - j : j - i;
-          if (sim > best_sim || (sim == best_sim && distance < best_distance)) {
-            best_sim = sim, best_distance = distance, into = j;
+          // Ties: the nearer, then the earlier.
+          if (sim > best_sim || (sim == best_sim && (distance < best_distance ||
+                                                     (distance == best_distance && j < best)))) {
+            best_sim = sim, best_distance = distance, best = j;
           }
         }
-        const std::string& extra = (*actions)[i].content;
-        if (length[into] + extra.size() > kMaxJoined) continue;
-        parts[into][i] = extra;
-        length[into] += extra.size() + 2;
-        if ((*actions)[i].utype == "stance") (*actions)[into].utype = "stance";
-        joined[i] = true;
+        const WriterAction& extra = (*actions)[i];
+        if (length[best] + extra.content.size() > kMaxJoined) continue;
+        length[best] += extra.content.size() + 2;
+        if (extra.utype == "stance") (*actions)[best].utype = "stance";
+        into[i] = best;
       }
-      for (auto& [j, in_order] : parts) {
-        std::vector<std::string> texts;
-        for (auto& [unused, text] : in_order) texts.push_back(std::move(text));
-        (*actions)[j].content = absl::StrJoin(texts, "; ");
+      for (const auto& [j, unused] : length) {
+        std::vector<absl::string_view> texts;
+        for (size_t i : adds) {
+          if (i == j || into[i] == j) texts.push_back((*actions)[i].content);
+        }
+        if (texts.size() > 1) (*actions)[j].content = absl::StrJoin(texts, "; ");
       }
     }
     size_t out = 0;
     for (size_t i = 0; i < actions->size(); ++i) {
-      if (joined[i]) continue;
+      if (into[i] != SIZE_MAX) continue;
       if (out != i) (*actions)[out] = std::move((*actions)[i]);
       ++out;
     }

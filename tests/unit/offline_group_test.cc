@@ -55,6 +55,14 @@ TEST_CASE("offline Writer: a group record has the group as its subject", "[write
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "GROUP");
   CHECK(a[0].content == "The group decided: Friday at 8, the corner table by the window");
+  // Two decisions on one matter in a segment make one record, stated once.
+  auto d =
+      Write({Msg("alice", "Decision: the picnic is at the lake on Sunday."), Msg("bob", "Great"),
+             Msg("chen", "Confirmed: the picnic at the lake starts at noon.")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content ==
+        "The group decided: the picnic is at the lake on Sunday; the picnic at the lake starts at "
+        "noon");
   // "We" is one subject, and its verb agrees; "X and I" keeps the plural.
   auto b = Write({Msg("dana", "We need a bigger van for the move next Saturday")});
   REQUIRE(b.size() == 1);
