@@ -11,13 +11,15 @@
 //
 //   build/bench/system1_bench [--messages N] [--queries Q] [--bulk-channels C]
 //       [--bulk-per-channel M] [--bulk-streams S] [--ingest-runs R]
-//       [--profile-loads L] [--profile-chunk C] [--json FILE]
+//       [--profile-loads L] [--profile-chunk C] [--bm25-loads B] [--json FILE]
 //
 // --profile-loads L runs only L stream loads of --messages in chunks of
 // --profile-chunk (500), each into a fresh channel, and prints their rates:
 // the steady ingest workload to record with `perf record -g` (the
 // baselines, the bulk load and the queries would mix their own frames into
-// the profile).
+// the profile). --bm25-loads B instead adds --messages to an empty BM25
+// index B times, in process, in chunks of --profile-chunk (the index half of
+// an acknowledged ingest alone), and prints their rates.
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +52,7 @@ struct Options {
   size_t bulk_streams = 4;
   size_t profile_loads = 0;
   size_t profile_chunk = 500;
+  size_t bm25_loads = 0;
   size_t ingest_runs = 3;
   std::string json;
 };
@@ -485,6 +488,13 @@ int Run(const Options& opt) {
   std::printf("SpeakerMem System 1 benchmark (%u hardware threads, %s allocator)\n",
               std::thread::hardware_concurrency(), AllocatorName());
   std::printf("corpus: %zu synthetic messages, 6-30 Zipf words, 6 speakers\n\n", opt.messages);
+  if (opt.bm25_loads > 0) {
+    for (size_t i = 0; i < opt.bm25_loads; ++i) {
+      auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("b", i));
+      std::printf("bm25 load %zu: %.0f msg/s\n", i + 1, Bm25Rate(msgs, opt.profile_chunk));
+    }
+    return 0;
+  }
 
   std::string dir = TempPath("server");
   server::ServerConfig config;
@@ -530,6 +540,7 @@ int main(int argc, char** argv) {
                                  {"--bulk-streams", &opt.bulk_streams},
                                  {"--profile-loads", &opt.profile_loads},
                                  {"--profile-chunk", &opt.profile_chunk},
+                                 {"--bm25-loads", &opt.bm25_loads},
                                  {"--ingest-runs", &opt.ingest_runs},
                                  {"--json", &opt.json}});
   return speakermem::bench::Run(opt);
