@@ -59,13 +59,19 @@ uint32_t Bm25Index::Intern(absl::string_view term) {
   return id;
 }
 
+bool Bm25Index::Contains(uint64_t seq) const {
+  if (by_seq_.empty() || seq > by_seq_.back().first) return false;
+  auto it = std::lower_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(seq, 0u));
+  return it != by_seq_.end() && it->first == seq;
+}
+
 void Bm25Index::Add(const storage::Message& m) {
-  if (doc_of_seq_.contains(m.seq)) return;
+  if (Contains(m.seq)) return;
   const uint32_t doc = static_cast<uint32_t>(seqs_.size());
   // Each token counts for its word and its stem; term frequencies by
   // counting runs of the sorted term ids.
-  std::vector<uint32_t> terms;
-  terms.reserve(64);
+  std::vector<uint32_t>& terms = scratch_terms_;
+  terms.clear();
   uint32_t length = 0;
   text::ForEachIndexToken(m.text, [&](absl::string_view t) {
     const uint32_t word = Intern(t);
@@ -79,17 +85,15 @@ void Bm25Index::Add(const storage::Message& m) {
     ++length;
   });
   std::sort(terms.begin(), terms.end());
-  std::vector<Posting> forward;
-  forward.reserve(terms.size());
   for (size_t i = 0; i < terms.size();) {
     size_t j = i;
     while (j < terms.size() && terms[j] == terms[i]) ++j;
     const auto count = static_cast<uint32_t>(j - i);
     postings_[terms[i]].push_back(Posting{doc, count});
-    forward.push_back(Posting{terms[i], count});
+    forward_.push_back(Posting{terms[i], count});
     i = j;
   }
-  forward_.push_back(std::move(forward));
+  forward_end_.push_back(static_cast<uint32_t>(forward_.size()));
   seqs_.push_back(m.seq);
   lengths_.push_back(length);
   timestamps_.push_back(m.timestamp_ms);
@@ -105,11 +109,14 @@ void Bm25Index::Add(const storage::Message& m) {
   auto [sess, unused] =
       session_ids_.try_emplace(m.session, static_cast<uint32_t>(session_ids_.size()));
   sessions_.push_back(sess->second);
-  doc_of_seq_[m.seq] = doc;
   // Appends in the common case; an out-of-order seq is inserted in place.
-  in_seq_order_ = in_seq_order_ && (by_seq_.empty() || by_seq_.back().first < m.seq);
-  auto pos = std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(m.seq, doc));
-  by_seq_.insert(pos, {m.seq, doc});
+  if (by_seq_.empty() || by_seq_.back().first < m.seq) {
+    by_seq_.emplace_back(m.seq, doc);
+  } else {
+    in_seq_order_ = false;
+    auto pos = std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(m.seq, doc));
+    by_seq_.insert(pos, {m.seq, doc});
+  }
   total_length_ += length;
 }
 
@@ -184,7 +191,8 @@ Bm25Index::Weights Bm25Index::Feedback(const Weights& weights, const std::vector
   absl::flat_hash_map<uint32_t, double> model;
   for (uint32_t doc : top) {
     const double len = std::max<uint32_t>(1, lengths_[doc]);
-    for (const Posting& t : forward_[doc]) {
+    for (uint32_t f = doc == 0 ? 0 : forward_end_[doc - 1]; f < forward_end_[doc]; ++f) {
+      const Posting& t = forward_[f];
       if (term_is_stem_[t.id] != p.stem) continue;
       model[t.id] += scores[doc] / z * t.tf / len * Idf(n, postings_[t.id].size());
     }

@@ -104,6 +104,8 @@ class Bm25Index {
   using Weights = std::vector<std::pair<uint32_t, double>>;  // term id -> query weight
 
   uint32_t Intern(absl::string_view term);
+  // True when a document of this seq was added.
+  bool Contains(uint64_t seq) const;
   std::vector<uint32_t> SpeakerIds(const std::vector<std::string>& names) const;
   // Scores every document for `q` (BM25, speaker field, feedback, context)
   // into scores/touched; false when nothing can match.
@@ -136,7 +138,10 @@ class Bm25Index {
   // Per term: the id of its stem term (words only; kNoStem until known).
   static constexpr uint32_t kNoStem = UINT32_MAX;
   std::vector<uint32_t> stem_of_;
-  std::vector<std::vector<Posting>> forward_;  // per document: (term, tf), both kinds
+  // Per document, (term, tf) of both kinds: document d's are
+  // forward_[forward_end_[d - 1], forward_end_[d]) (from 0 for the first).
+  std::vector<Posting> forward_;
+  std::vector<uint32_t> forward_end_;
   std::vector<uint64_t> seqs_;
   std::vector<uint32_t> lengths_;
   std::vector<int64_t> timestamps_;
@@ -145,10 +150,10 @@ class Bm25Index {
   absl::flat_hash_map<std::string, uint32_t> speaker_ids_;
   absl::flat_hash_map<std::string, uint32_t> session_ids_;
   std::vector<std::vector<uint32_t>> docs_of_speaker_;  // by interned speaker
-  absl::flat_hash_map<uint64_t, uint32_t> doc_of_seq_;
   std::vector<std::pair<uint64_t, uint32_t>> by_seq_;  // (seq, doc), sorted
   bool in_seq_order_ = true;                           // every document so far arrived in seq order
   uint64_t total_length_ = 0;
+  std::vector<uint32_t> scratch_terms_;  // Add's term ids, reused
 };
 
 // The lexical indexes of all channels. Safe for concurrent use: searches of

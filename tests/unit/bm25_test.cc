@@ -160,6 +160,12 @@ TEST_CASE("BM25 ignores a document added twice", "[bm25]") {
   index.Add(Msg(7, "hello"));
   index.Add(Msg(7, "hello"));
   CHECK(index.size() == 1);
+  // Out of seq order too: an earlier seq, then each of them again.
+  index.Add(Msg(9, "later"));
+  index.Add(Msg(3, "earlier"));
+  for (uint64_t seq : {3, 7, 9}) index.Add(Msg(seq, "again"));
+  CHECK(index.size() == 3);
+  CHECK(index.Search(Q("again")).empty());
 }
 
 TEST_CASE("Snowball stemming matches inflections only when asked", "[bm25]") {
