@@ -150,8 +150,8 @@ class Bm25Index {
   absl::flat_hash_map<std::string, uint32_t> speaker_ids_;
   absl::flat_hash_map<std::string, uint32_t> session_ids_;
   std::vector<std::vector<uint32_t>> docs_of_speaker_;  // by interned speaker
-  std::vector<std::pair<uint64_t, uint32_t>> by_seq_;  // (seq, doc), sorted
-  bool in_seq_order_ = true;                           // every document so far arrived in seq order
+  std::vector<std::pair<uint64_t, uint32_t>> by_seq_;   // (seq, doc), sorted
+  bool in_seq_order_ = true;  // every document so far arrived in seq order
   uint64_t total_length_ = 0;
   std::vector<uint32_t> scratch_terms_;  // Add's term ids, reused
 };

@@ -156,6 +156,7 @@ class WriterStudy {
     if (!arrangements.ok()) return Error(arrangements.status());
     md += *arrangements;
     md += CeilingText();
+    md += ExtractiveText();
     md += LanguageText();
     md += GridTable();
     out_["mean_speaker_levenshtein"] = all_.sl / n;
@@ -317,6 +318,59 @@ class WriterStudy {
         n, group / static_cast<double>(n), coords / static_cast<double>(n),
         filtered / static_cast<double>(n),
         static_cast<double>(kept) / static_cast<double>(messages), kAlignedFloor);
+  }
+
+  // What a Writer that copies whole messages could reach (a diagnostic; it
+  // chooses nothing): each reference record replaced by the chat message its
+  // content matches best, under the reference's owner, source and layer, and
+  // under the message speaker's own (a person's record as the speaker's
+  // core, a GROUP record with the speaker as source); and each of our records
+  // replaced by the message it matches best (what our rewording adds).
+  std::string ExtractiveText() const {
+    double exact = 0, speaker = 0, ours = 0, copied = 0;
+    size_t n = 0;
+    for (size_t t = 0; t < trajectories_.size(); ++t) {
+      if (!IsSocialNetwork(names_[t])) continue;
+      const eval::WriterEvalResult& r = cells_[Choose(t)][t].result;
+      const std::vector<storage::Message>& messages = trajectories_[t].messages;
+      if (messages.empty()) continue;
+      auto best_message = [&](const std::string& content) -> const storage::Message& {
+        size_t best = 0;
+        double best_match = -1;
+        for (size_t i = 0; i < messages.size(); ++i) {
+          const double m = writer::SoftMatch(messages[i].text, content);
+          if (m > best_match) best_match = m, best = i;
+        }
+        return messages[best];
+      };
+      std::vector<writer::StateEntry> as_reference, as_speaker, as_messages;
+      for (const auto& f : r.reference.entries) {
+        const storage::Message& m = best_message(f.content);
+        as_reference.push_back(writer::StateEntry{f.owner, f.source, f.layer, m.text});
+        const bool group = f.owner == writer::kGroupOwner;
+        as_speaker.push_back(writer::StateEntry{group ? f.owner : m.speaker, m.speaker,
+                                                group ? "interaction" : "core", m.text});
+      }
+      for (const auto& e : r.predicted.entries) {
+        as_messages.push_back(
+            writer::StateEntry{e.owner, e.source, e.layer, best_message(e.content).text});
+      }
+      exact += writer::SpeakerLevenshtein(as_reference, r.reference.entries).score;
+      speaker += writer::SpeakerLevenshtein(as_speaker, r.reference.entries).score;
+      ours += r.sl.score;
+      copied += writer::SpeakerLevenshtein(as_messages, r.reference.entries).score;
+      ++n;
+    }
+    if (n == 0) return "";
+    const double d = static_cast<double>(n);
+    return absl::StrFormat(
+        "\nWhat copying whole messages reaches (diagnostic; it chooses nothing): mean SL on the "
+        "%zu SocialMem networks %.4f with each reference record replaced by the chat message "
+        "it matches best, under the reference's owner, source and layer; %.4f under the "
+        "speaker's own (a person's record as the speaker's core, a GROUP record with the "
+        "speaker as source); %.4f with each of our records replaced by the message it matches "
+        "best, against %.4f as we write them (what our rewording adds).\n",
+        n, exact / d, speaker / d, copied / d, ours / d);
   }
 
   // The grid point with the best mean SpeakerLevenshtein over every
