@@ -192,7 +192,11 @@ class OfflineWriter final : public WriterModel {
         return a.owner == owner && a.layer == layer;
       });
       if (same != out.end()) {
-        same->content = JoinStatements(same->content, ", ", c.content);
+        // A clause that was a sentence of its own stays one ("Lisbon gets
+        // Bob's vote. Cheap flights and great food"), not a capital after a
+        // comma.
+        const bool sentence = absl::ascii_isupper(static_cast<unsigned char>(c.content[0]));
+        same->content = JoinStatements(same->content, sentence ? ". " : ", ", c.content);
         if (c.utype == "stance") same->utype = c.utype;
         continue;
       }
