@@ -2,7 +2,8 @@
 # SpeakerMem: the build stage installs the build dependencies (their own
 # layer: a code change does not reinstall them) and builds only the shipped
 # binaries; the runtime stage carries those binaries and the Debian packages
-# owning their shared libraries (FAISS is linked statically).
+# owning their shared libraries (FAISS and RocksDB are linked statically;
+# RocksDB's compression libraries stay shared).
 # Checked end to end by deploy/image-check.sh (podman, no Docker engine).
 
 FROM debian:12 AS build
@@ -17,7 +18,8 @@ RUN SHIPPED_ONLY=1 BUILD_TYPE=Release JOBS="$JOBS" BUILD_DIR=/src/build-image ./
 
 FROM debian:12-slim AS runtime
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-      libgrpc++1.51 libprotobuf32 librocksdb7.8 libopenblas0-pthread libgomp1 \
+      libgrpc++1.51 libprotobuf32 libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 \
+      libopenblas0-pthread libgomp1 \
       libcurl4 libutf8proc2 libprometheus-cpp-core1.0 libabsl20220623 libssl3 libtcmalloc-minimal4 \
       ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
