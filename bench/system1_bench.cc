@@ -11,10 +11,12 @@
 //
 //   build/bench/system1_bench [--messages N] [--queries Q] [--bulk-channels C]
 //       [--bulk-per-channel M] [--bulk-streams S] [--ingest-runs R]
-//       [--profile-loads L] [--profile-chunk C] [--bm25-loads B] [--json FILE]
+//       [--profile-loads L] [--profile-chunk C] [--profile-window W]
+//       [--bm25-loads B] [--json FILE]
 //
 // --profile-loads L runs only L stream loads of --messages in chunks of
-// --profile-chunk (500), each into a fresh channel, and prints their rates:
+// --profile-chunk (500), --profile-window (16) chunks ahead of their
+// acknowledgements, each into a fresh channel, and prints their rates:
 // the steady ingest workload to record with `perf record -g` (the
 // baselines, the bulk load and the queries would mix their own frames into
 // the profile). --bm25-loads B instead adds --messages to an empty BM25
@@ -52,6 +54,7 @@ struct Options {
   size_t bulk_streams = 4;
   size_t profile_loads = 0;
   size_t profile_chunk = 500;
+  size_t profile_window = 16;  // chunks in flight of a profile load
   size_t bm25_loads = 0;
   size_t ingest_runs = 3;
   std::string json;
@@ -213,10 +216,11 @@ std::string Describe(const CatchUp& c) {
 }
 
 double GrpcStreamRate(client::Client* c, const std::string& channel,
-                      const std::vector<v1::DialogueMessage>& msgs, size_t chunk) {
+                      const std::vector<v1::DialogueMessage>& msgs, size_t chunk,
+                      size_t window = 16) {
   client::StreamOptions so;
   so.chunk_size = chunk;
-  so.window = 16;
+  so.window = window;
   size_t rejected = 0;
   auto start = std::chrono::steady_clock::now();
   absl::Status s = c->IngestStream(channel, msgs, so, nullptr, &rejected);
@@ -511,7 +515,8 @@ int Run(const Options& opt) {
   for (size_t i = 0; i < opt.profile_loads; ++i) {
     auto msgs = MakeMessages(&corpus, opt.messages, absl::StrCat("p", i));
     std::printf("profile load %zu: %.0f msg/s\n", i + 1,
-                GrpcStreamRate(client.get(), absl::StrCat("profile-", i), msgs, opt.profile_chunk));
+                GrpcStreamRate(client.get(), absl::StrCat("profile-", i), msgs, opt.profile_chunk,
+                               opt.profile_window));
   }
   if (opt.profile_loads == 0) {
     IngestPhase(opt, &corpus, client.get(), srv->get(), &json);
@@ -540,6 +545,7 @@ int main(int argc, char** argv) {
                                  {"--bulk-streams", &opt.bulk_streams},
                                  {"--profile-loads", &opt.profile_loads},
                                  {"--profile-chunk", &opt.profile_chunk},
+                                 {"--profile-window", &opt.profile_window},
                                  {"--bm25-loads", &opt.bm25_loads},
                                  {"--ingest-runs", &opt.ingest_runs},
                                  {"--json", &opt.json}});

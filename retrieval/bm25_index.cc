@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "text/analyzer.h"
+#include "text/tokenizer.h"
 
 namespace speakermem::retrieval {
 
@@ -73,13 +74,16 @@ void Bm25Index::Add(const storage::Message& m) {
   std::vector<uint32_t>& terms = scratch_terms_;
   terms.clear();
   uint32_t length = 0;
-  text::ForEachIndexToken(m.text, [&](absl::string_view t) {
+  // The tokens IndexTokens keeps: a stopword is known by its term's mark.
+  text::ForEachToken(m.text, [&](absl::string_view t) {
     const uint32_t word = Intern(t);
-    // A word is stemmed once, when it is first seen.
+    // A word is classified and stemmed once, when it is first seen.
     if (stem_of_[word] == kNoStem) {
-      const uint32_t stem = Intern(std::string(1, kStemMark) + SnowballStem(t));
-      stem_of_[word] = stem;
+      stem_of_[word] = text::IsIndexStopword(t)
+                           ? kNotIndexed
+                           : Intern(std::string(1, kStemMark) + SnowballStem(t));
     }
+    if (stem_of_[word] == kNotIndexed) return;
     terms.push_back(word);
     terms.push_back(stem_of_[word]);
     ++length;

@@ -135,8 +135,11 @@ class Bm25Index {
   absl::flat_hash_map<std::string, uint32_t> term_ids_;
   std::vector<std::vector<Posting>> postings_;
   std::vector<bool> term_is_stem_;
-  // Per term: the id of its stem term (words only; kNoStem until known).
+  // Per term: the id of its stem term (words only; kNoStem until known,
+  // kNotIndexed for a stopword: a word seen is looked up once, not once as a
+  // stopword and once as a term).
   static constexpr uint32_t kNoStem = UINT32_MAX;
+  static constexpr uint32_t kNotIndexed = UINT32_MAX - 1;
   std::vector<uint32_t> stem_of_;
   // Per document, (term, tf) of both kinds: document d's are
   // forward_[forward_end_[d - 1], forward_end_[d]) (from 0 for the first).

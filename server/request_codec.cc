@@ -12,29 +12,73 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/log.h"
 
 namespace speakermem::server {
 namespace {
 
+// Whether a message of type `d` can hold an enum field, at any depth: the
+// types reachable through its message fields, cycles included.
+bool ReachesEnum(const google::protobuf::Descriptor* d) {
+  std::vector<const google::protobuf::Descriptor*> todo = {d};
+  absl::flat_hash_set<const google::protobuf::Descriptor*> seen = {d};
+  while (!todo.empty()) {
+    const google::protobuf::Descriptor* t = todo.back();
+    todo.pop_back();
+    for (int i = 0; i < t->field_count(); ++i) {
+      const google::protobuf::FieldDescriptor* f = t->field(i);
+      if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_ENUM) return true;
+      if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE &&
+          seen.insert(f->message_type()).second) {
+        todo.push_back(f->message_type());
+      }
+    }
+  }
+  return false;
+}
+
+// ReachesEnum, computed once per type (descriptors live as long as the
+// process).
+bool MayHoldEnum(const google::protobuf::Descriptor* d) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* known = new absl::flat_hash_map<const google::protobuf::Descriptor*, bool>();
+  absl::MutexLock lock(&mu);
+  auto it = known->find(d);
+  if (it == known->end()) it = known->emplace(d, ReachesEnum(d)).first;
+  return it->second;
+}
+
+// A field's path for an error ("messages[3].kind").
+std::string FieldPath(const std::string& prefix, const google::protobuf::FieldDescriptor* f) {
+  return prefix.empty() ? f->name() : absl::StrCat(prefix, ".", f->name());
+}
+
+// Every enum value set in `m` is one its enum defines. Only message fields
+// whose type can hold an enum are descended into (an ingest chunk's
+// messages hold none, and a chunk carries hundreds of them).
 absl::Status CheckEnums(const google::protobuf::Message& m, const std::string& prefix) {
+  if (!MayHoldEnum(m.GetDescriptor())) return absl::OkStatus();
   const google::protobuf::Reflection* r = m.GetReflection();
   std::vector<const google::protobuf::FieldDescriptor*> fields;
   r->ListFields(m, &fields);
   for (const auto* f : fields) {
-    const std::string name = prefix.empty() ? f->name() : absl::StrCat(prefix, ".", f->name());
     if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_ENUM) {
       const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
       for (int i = 0; i < n; ++i) {
         int v = f->is_repeated() ? r->GetRepeatedEnumValue(m, f, i) : r->GetEnumValue(m, f);
         if (f->enum_type()->FindValueByNumber(v) == nullptr) {
           return absl::InvalidArgumentError(
-              absl::StrCat(name, f->is_repeated() ? absl::StrCat("[", i, "]") : "", ": ", v,
-                           " is not a ", f->enum_type()->name(), " value"));
+              absl::StrCat(FieldPath(prefix, f), f->is_repeated() ? absl::StrCat("[", i, "]") : "",
+                           ": ", v, " is not a ", f->enum_type()->name(), " value"));
         }
       }
-    } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+    } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE &&
+               MayHoldEnum(f->message_type())) {
+      const std::string name = FieldPath(prefix, f);
       const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
       for (int i = 0; i < n; ++i) {
         const auto& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);

@@ -23,10 +23,11 @@ sb_stemmer* ThreadStemmer() {
 
 }  // namespace
 
+bool IsIndexStopword(absl::string_view t) { return IsStopword(t) || t == "no" || t == "not"; }
+
 void ForEachIndexToken(absl::string_view text, absl::FunctionRef<void(absl::string_view)> fn) {
   ForEachToken(text, [&](absl::string_view t) {
-    if (IsStopword(t) || t == "no" || t == "not") return;
-    fn(t);
+    if (!IsIndexStopword(t)) fn(t);
   });
 }
 

@@ -16,6 +16,9 @@ namespace speakermem::text {
 // and "not": the stages keep negations, a bag-of-words ranker cannot use
 // them. Thread-safe.
 std::vector<std::string> IndexTokens(absl::string_view text);
+// Whether IndexTokens leaves out the token `t` (lower case, as ForEachToken
+// hands it).
+bool IsIndexStopword(absl::string_view t);
 // IndexTokens' tokens handed to `fn` one by one (the view is valid during
 // the call only). Thread-safe.
 void ForEachIndexToken(absl::string_view text, absl::FunctionRef<void(absl::string_view)> fn);

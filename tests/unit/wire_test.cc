@@ -2,7 +2,9 @@
 // (server/ingest_wire.proto). These tests keep it in step with the contract.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "server/ingest_wire.pb.h"
+#include "server/request_codec.h"
 #include "speakermem/v1/speakermem.pb.h"
 
 namespace speakermem {
@@ -62,6 +64,29 @@ TEST_CASE("a public IngestRequest parses as the mirror with equal values", "[wir
   REQUIRE(w.messages(0).metadata_size() == 1);
   CHECK(w.messages(0).metadata(0).key() == "k");
   CHECK(w.messages(0).metadata(0).value() == "v");
+}
+
+TEST_CASE("a request's enum values are checked at any depth, and only where enums can be",
+          "[wire]") {
+  v1::ScoreWriterActionsRequest req;
+  req.add_pre_state()->set_layer(v1::PROFILE);
+  req.add_pre_state()->set_layer(static_cast<v1::Layer>(99));
+  req.add_segment()->set_text("no enum in a message");
+  v1::ScoreWriterActionsRequest out;
+  absl::Status s = server::DecodeRequest(req.SerializeAsString(), &out);
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(s.message(), "pre_state[1].layer: 99 is not a Layer value"));
+
+  req.mutable_pre_state(1)->set_layer(v1::CORE);
+  CHECK(server::DecodeRequest(req.SerializeAsString(), &out).ok());
+  CHECK(out.pre_state(1).layer() == v1::CORE);
+
+  // A chunk's messages hold no enum: decoded without walking them.
+  server::wire::IngestChunk chunk;
+  for (int i = 0; i < 500; ++i) chunk.add_messages()->set_text("x");
+  server::wire::IngestChunk parsed;
+  CHECK(server::DecodeRequest(chunk.SerializeAsString(), &parsed).ok());
+  CHECK(parsed.messages_size() == 500);
 }
 
 }  // namespace
