@@ -12,7 +12,7 @@
 //   build/bench/system1_bench [--messages N] [--queries Q] [--bulk-channels C]
 //       [--bulk-per-channel M] [--bulk-streams S] [--ingest-runs R]
 //       [--profile-loads L] [--profile-chunk C] [--profile-window W]
-//       [--bm25-loads B] [--json FILE]
+//       [--bm25-loads B] [--profile-bulk 1] [--json FILE]
 //
 // --profile-loads L runs only L stream loads of --messages in chunks of
 // --profile-chunk (500), --profile-window (16) chunks ahead of their
@@ -21,7 +21,8 @@
 // baselines, the bulk load and the queries would mix their own frames into
 // the profile). --bm25-loads B instead adds --messages to an empty BM25
 // index B times, in process, in chunks of --profile-chunk (the index half of
-// an acknowledged ingest alone), and prints their rates.
+// an acknowledged ingest alone), and prints their rates. --profile-bulk 1
+// runs only the bulk load (no waiting for derivation), to profile it.
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -56,6 +57,7 @@ struct Options {
   size_t profile_chunk = 500;
   size_t profile_window = 16;  // chunks in flight of a profile load
   size_t bm25_loads = 0;
+  size_t profile_bulk = 0;  // 1: only the bulk load, no waiting for derivation
   size_t ingest_runs = 3;
   std::string json;
 };
@@ -309,7 +311,7 @@ void IngestPhase(const Options& opt, Corpus* corpus, client::Client* client, ser
 // Bulk load: many channels over several concurrent streams; false when a
 // stream failed.
 bool BulkPhase(const Options& opt, Corpus* corpus, const client::ClientOptions& co,
-               server::Server* srv, std::string* json) {
+               server::Server* srv, std::string* json, bool wait = true) {
   std::vector<std::vector<v1::DialogueMessage>> per_channel(opt.bulk_channels);
   for (size_t c = 0; c < opt.bulk_channels; ++c) {
     per_channel[c] = MakeMessages(corpus, opt.bulk_per_channel, absl::StrCat("b", c));
@@ -336,9 +338,13 @@ bool BulkPhase(const Options& opt, Corpus* corpus, const client::ClientOptions& 
   const double secs = SecondsSince(start);
   if (failed) {
     std::fprintf(stderr, "bulk load failed\n");
-    return 1;
+    return false;
   }
   const size_t total = opt.bulk_channels * opt.bulk_per_channel;
+  if (!wait) {
+    std::printf("bulk load: %.0f msg/s\n", static_cast<double>(total) / secs);
+    return true;
+  }
   CatchUp caught = WaitForDerivation(srv->memory(), opt.bulk_channels);
   std::printf(
       "\nbulk load over gRPC: %zu channels x %zu messages, %zu concurrent streams, "
@@ -518,7 +524,9 @@ int Run(const Options& opt) {
                 GrpcStreamRate(client.get(), absl::StrCat("profile-", i), msgs, opt.profile_chunk,
                                opt.profile_window));
   }
-  if (opt.profile_loads == 0) {
+  if (opt.profile_bulk != 0) {
+    if (!BulkPhase(opt, &corpus, co, srv->get(), &json, false)) return 1;
+  } else if (opt.profile_loads == 0) {
     IngestPhase(opt, &corpus, client.get(), srv->get(), &json);
     if (!BulkPhase(opt, &corpus, co, srv->get(), &json)) return 1;
     if (!QueryPhase(opt, &corpus, client.get(), srv->get(), &json)) return 1;
@@ -547,6 +555,7 @@ int main(int argc, char** argv) {
                                  {"--profile-chunk", &opt.profile_chunk},
                                  {"--profile-window", &opt.profile_window},
                                  {"--bm25-loads", &opt.bm25_loads},
+                                 {"--profile-bulk", &opt.profile_bulk},
                                  {"--ingest-runs", &opt.ingest_runs},
                                  {"--json", &opt.json}});
   return speakermem::bench::Run(opt);
