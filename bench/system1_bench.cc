@@ -92,8 +92,8 @@ std::string TempPath(const std::string& name) {
 
 // Raw RocksDB, WAL on, no fsync, write batches of `batch`. Minimal: one Put
 // per message (key = channel prefix + seq, value = the serialized message).
-// With `same_keys`, also the three secondary keys the store writes per
-// message (by id, by speaker, by session/turn), put message by message: the
+// With `same_keys`, also the two secondary keys the store writes per
+// message (by id, by speaker), put message by message: the
 // store puts them grouped by kind and sorted, which the memtable inserts
 // faster, so the store can beat this baseline.
 double RawRocksRate(const std::vector<v1::DialogueMessage>& msgs, size_t batch, bool same_keys) {
@@ -121,7 +121,6 @@ double RawRocksRate(const std::vector<v1::DialogueMessage>& msgs, size_t batch, 
         std::string seq = key.substr(key.size() - 8);
         wb.Put(prefix + "i" + msgs[j].message_id(), seq);
         wb.Put(prefix + "s" + msgs[j].speaker() + std::string(1, '\0') + seq, "");
-        wb.Put(prefix + "t" + msgs[j].session() + std::string(5, '\0') + seq, "");
       }
     }
     if (!db->Write(rocksdb::WriteOptions(), &wb).ok()) std::exit(1);

@@ -64,8 +64,8 @@ no fsync; client and server in one process) with the Writer and the embedder
 running, beside what the store alone, the BM25 index alone (the two halves
 of an acknowledged ingest, each in process) and raw RocksDB reach in the same
 run (measured once derivation has caught up): raw RocksDB writing what the store
-writes per message (the message and its keys by message id, speaker and
-session/turn, message by message) and raw RocksDB writing one sequential key
+writes per message (the message and its keys by message id and by
+speaker, message by message) and raw RocksDB writing one sequential key
 per message. After each load: how far the Writer and the embedder are behind
 and how long they take to catch up (every full Writer window derived, every
 message embedded). Each chunk size is loaded three times (100,000 messages

@@ -16,7 +16,9 @@
 //   episodic  <prefix><seq BE64>                      -> StoredMessage
 //   index     <prefix>i<message_id>                   -> seq BE64
 //   index     <prefix>s\x01<speaker ordinal BE32><seq BE64> -> ""
-//   index     <prefix>t<session>\0<turn BE32^sign><seq BE64> -> ""
+//   index     <prefix>t<session>\0<turn BE32^sign><seq BE64> -> "" (only in
+//             stores written before 2026-12; nothing reads it; deleted with
+//             its message)
 //   index     <prefix>x<record_id>                    -> layer code name
 //   core/profile/interaction/insight <prefix><record_id> -> StoredRecord
 //   meta      <prefix>c                               -> StoredChannel

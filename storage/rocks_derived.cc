@@ -330,6 +330,7 @@ void RocksStore::DeleteMessagesInto(const ChannelRef& ch, const std::vector<uint
     if (speaker != roster->end()) {
       batch->Delete(cf(ColumnFamily::kIndex), keys::SpeakerKey(ch, speaker->second.ordinal, seq));
     }
+    // Written by earlier versions only (storage/keys.h).
     batch->Delete(cf(ColumnFamily::kIndex), keys::SessionTurnKey(ch, m.session, m.turn, seq));
     batch->Delete(cf(ColumnFamily::kVectors),
                   keys::VectorKey(ch, static_cast<char>(VectorKind::kMessage), seq));

@@ -178,13 +178,14 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(const ChannelRef& ch,
   std::string value;
   StoredMessage sm;
   // The secondary keys are put after the messages, each kind together: the
-  // memtable inserts a run of neighbouring keys cheaply, while keys of four
-  // kinds interleaved cost it a full search each (about 3x the write time).
+  // memtable inserts a run of neighbouring keys cheaply, while keys of
+  // several kinds interleaved cost it a full search each (about 3x the write
+  // time). No session/turn key is written: nothing reads one (stores written
+  // before still hold them; forgetting a message deletes its).
   std::vector<std::pair<std::string, std::string>> id_keys_out;
-  std::vector<std::string> speaker_keys, turn_keys;
+  std::vector<std::string> speaker_keys;
   id_keys_out.reserve(messages->size());
   speaker_keys.reserve(messages->size());
-  turn_keys.reserve(messages->size());
   for (size_t i = 0; i < messages->size(); ++i) {
     Message& m = (*messages)[i];
     AppendedMessage& out = result.messages[i];
@@ -235,7 +236,6 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(const ChannelRef& ch,
     }
     RosterEntry& e = t->second;
     speaker_keys.push_back(keys::SpeakerKey(ch, e.ordinal, m.seq));
-    turn_keys.push_back(keys::SessionTurnKey(ch, m.session, m.turn, m.seq));
     if (std::find(e.aliases.begin(), e.aliases.end(), m.speaker) == e.aliases.end()) {
       e.aliases.push_back(m.speaker);
     }
@@ -254,7 +254,6 @@ absl::StatusOr<AppendResult> RocksStore::AppendMessages(const ChannelRef& ch,
   std::sort(speaker_keys.begin(), speaker_keys.end());
   for (const auto& [key, seq_be] : id_keys_out) batch.Put(cf(ColumnFamily::kIndex), key, seq_be);
   for (const auto& key : speaker_keys) batch.Put(cf(ColumnFamily::kIndex), key, "");
-  for (const auto& key : turn_keys) batch.Put(cf(ColumnFamily::kIndex), key, "");
 
   size_t new_speakers = 0;
   for (const auto& [id, e] : touched) {
