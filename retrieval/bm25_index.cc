@@ -309,7 +309,8 @@ std::vector<uint32_t> Bm25Index::SpeakerIds(const std::vector<std::string>& name
 }
 
 bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
-                           std::vector<uint32_t>* touched) const {
+                           std::vector<uint32_t>* touched,
+                           std::vector<ScoredSeq>* term_best) const {
   const size_t n = seqs_.size();
   if (n == 0) return false;
   const std::vector<uint32_t> named = SpeakerIds(q.named_speakers);
@@ -328,7 +329,22 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
         std::upper_bound(by_seq_.begin(), by_seq_.end(), std::make_pair(q.after_seq, UINT32_MAX)) -
         by_seq_.begin());
   }
-  Score(weights, named, p.speaker_weight, first_doc, scores, touched);
+  if (term_best == nullptr) {
+    Score(weights, named, p.speaker_weight, first_doc, scores, touched);
+  } else {  // the same sums, read between the terms and the speaker field
+    Score(weights, {}, 0, first_doc, scores, touched);
+    // By speaker number (a handful): a slot each, score 0 while empty.
+    term_best->assign(docs_of_speaker_.size(), ScoredSeq{});
+    const bool all = Unfiltered(q);
+    for (uint32_t doc : *touched) {
+      const float score = (*scores)[doc];
+      ScoredSeq& best = (*term_best)[speakers_[doc]];
+      if (score < best.score || score <= 0) continue;
+      if (score == best.score && seqs_[doc] > best.seq) continue;
+      if (all || Admits(doc, q, {})) best = ScoredSeq{seqs_[doc], score};
+    }
+    Score({}, named, p.speaker_weight, first_doc, scores, touched);
+  }
   if (p.prf_weight > 0 && !weights.empty()) {
     // The expanded query keeps (1 - prf_weight) of each query term and the
     // whole speaker field: scale the first round's scores and add the rest
@@ -361,14 +377,39 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
   return true;
 }
 
-std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const {
+void Bm25Index::KeepBest(uint32_t speaker, ScoredSeq hit, std::map<uint32_t, ScoredSeq>* best) {
+  auto [it, fresh] = best->emplace(speaker, hit);
+  if (!fresh && (hit.score > it->second.score ||
+                 (hit.score == it->second.score && hit.seq < it->second.seq))) {
+    it->second = hit;
+  }
+}
+
+std::map<std::string, ScoredSeq> Bm25Index::ByName(const std::vector<ScoredSeq>& best) const {
+  std::map<std::string, ScoredSeq> out;
+  for (const auto& [name, sid] : speaker_ids_) {
+    if (sid < best.size() && best[sid].score > 0) out.emplace(name, best[sid]);
+  }
+  return out;
+}
+
+std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q) const { return Search(q, nullptr); }
+
+std::vector<ScoredSeq> Bm25Index::Search(const LexicalQuery& q,
+                                         std::map<std::string, ScoredSeq>* best_per_speaker) const {
   std::vector<ScoredSeq> out;
+  if (best_per_speaker != nullptr) best_per_speaker->clear();
   if (q.k == 0) return out;
   const std::vector<uint32_t> only = SpeakerIds(q.only_speakers);
   if (!q.only_speakers.empty() && only.empty()) return out;
   thread_local std::vector<float> scores;
   thread_local std::vector<uint32_t> touched;
-  if (!ScoreQuery(q, &scores, &touched)) return out;
+  thread_local std::vector<ScoredSeq> term_best;
+  term_best.clear();
+  const bool scored =
+      ScoreQuery(q, &scores, &touched, best_per_speaker != nullptr ? &term_best : nullptr);
+  if (best_per_speaker != nullptr) *best_per_speaker = ByName(term_best);
+  if (!scored) return out;
   // Every scored document is a candidate (on a large channel a common word
   // or a named speaker touches most of it): the k best are kept as they
   // come, the others cost one comparison each.
@@ -397,12 +438,7 @@ std::map<std::string, ScoredSeq> Bm25Index::BestPerSpeaker(const LexicalQuery& q
     const float score = scores[doc];
     scores[doc] = 0.0f;
     if (score <= 0 || !Admits(doc, q, only)) continue;
-    ScoredSeq hit{seqs_[doc], score};
-    auto [it, fresh] = best.emplace(speakers_[doc], hit);
-    if (!fresh && (hit.score > it->second.score ||
-                   (hit.score == it->second.score && hit.seq < it->second.seq))) {
-      it->second = hit;
-    }
+    KeepBest(speakers_[doc], ScoredSeq{seqs_[doc], score}, &best);
   }
   for (const auto& name : q.only_speakers) {
     auto id = speaker_ids_.find(name);
@@ -454,12 +490,14 @@ std::map<std::string, ScoredSeq> LexicalIndex::BestPerSpeaker(const storage::Cha
   return shard->index->BestPerSpeaker(query);
 }
 
-std::vector<ScoredSeq> LexicalIndex::Search(const storage::ChannelRef& channel,
-                                            const LexicalQuery& query) const {
+std::vector<ScoredSeq> LexicalIndex::Search(
+    const storage::ChannelRef& channel, const LexicalQuery& query,
+    std::map<std::string, ScoredSeq>* best_per_speaker) const {
+  if (best_per_speaker != nullptr) best_per_speaker->clear();
   const Shard* shard = Find(channel);
   if (shard == nullptr) return {};
   std::shared_lock<std::shared_mutex> lock(shard->mu);
-  return shard->index->Search(query);
+  return shard->index->Search(query, best_per_speaker);
 }
 
 void LexicalIndex::Replace(const storage::ChannelRef& channel,

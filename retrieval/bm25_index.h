@@ -88,6 +88,13 @@ class Bm25Index {
   // documents with start_ms <= timestamp < end_ms count, and with
   // only_speakers non-empty only theirs.
   std::vector<ScoredSeq> Search(const LexicalQuery& query) const;
+  // Search, and also every speaker's best document by the query's terms
+  // alone (no speaker field, feedback or context), among the documents in
+  // range: what BestPerSpeaker would return for the same text, stem and
+  // range (only_speakers aside), at the cost of one pass over the documents
+  // scored anyway. Keyed by speaker id.
+  std::vector<ScoredSeq> Search(const LexicalQuery& query,
+                                std::map<std::string, ScoredSeq>* best_per_speaker) const;
 
   // Each of query.only_speakers' best document (what Search with that one
   // speaker and k 1 would return), from one scoring pass; speakers without
@@ -109,8 +116,14 @@ class Bm25Index {
   std::vector<uint32_t> SpeakerIds(const std::vector<std::string>& names) const;
   // Scores every document for `q` (BM25, speaker field, feedback, context)
   // into scores/touched; false when nothing can match.
-  bool ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
-                  std::vector<uint32_t>* touched) const;
+  // With `term_best`, also each speaker's best document by the terms alone
+  // (first round, in range), by speaker number (score 0: none).
+  bool ScoreQuery(const LexicalQuery& q, std::vector<float>* scores, std::vector<uint32_t>* touched,
+                  std::vector<ScoredSeq>* term_best = nullptr) const;
+  // Keeps the better of `hit` and the speaker's best so far (ties: lower seq).
+  static void KeepBest(uint32_t speaker, ScoredSeq hit, std::map<uint32_t, ScoredSeq>* best);
+  // `best` by speaker id.
+  std::map<std::string, ScoredSeq> ByName(const std::vector<ScoredSeq>& best) const;
   Weights QueryWeights(absl::string_view text, bool stem) const;
   // Adds BM25 (+ speaker field) scores of `weights` into scores/touched,
   // for documents from `first_doc` on.
@@ -168,9 +181,10 @@ class LexicalIndex {
   void Add(const storage::ChannelRef& channel, const storage::Message& message);
   void AddBatch(const storage::ChannelRef& channel, const std::vector<storage::Message>& messages);
 
-  // Searches the channel (Bm25Index::Search); empty for an unknown channel.
-  std::vector<ScoredSeq> Search(const storage::ChannelRef& channel,
-                                const LexicalQuery& query) const;
+  // Searches the channel (Bm25Index::Search, with `best_per_speaker` when
+  // set); empty for an unknown channel.
+  std::vector<ScoredSeq> Search(const storage::ChannelRef& channel, const LexicalQuery& query,
+                                std::map<std::string, ScoredSeq>* best_per_speaker = nullptr) const;
   // Bm25Index::BestPerSpeaker of the channel; empty for an unknown channel.
   std::map<std::string, ScoredSeq> BestPerSpeaker(const storage::ChannelRef& channel,
                                                   const LexicalQuery& query) const;

@@ -83,7 +83,7 @@ void QueryPipeline::Warm(const storage::ChannelRef& channel) {
 
 absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
     const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_ids,
-    PipelineResult* out) {
+    PipelineResult* out, std::map<std::string, ScoredSeq>* best_per_speaker) {
   // row_ids: speaker ids of the projected people.
   const RecallParams& rp = req.recall ? *req.recall : recall_;
   const bool textbook = req.mode == RecallMode::kBm25;
@@ -103,7 +103,7 @@ absl::StatusOr<std::vector<ScoredSeq>> QueryPipeline::Recall(
       q.params = rp.lexical;
       if (req.stages) q.named_speakers = row_ids;
     }
-    bm25 = lexical_->Search(req.channel, q);
+    bm25 = lexical_->Search(req.channel, q, best_per_speaker);
     Trace(out, "s1_bm25", t, StageCall{},
           absl::StrCat(bm25.size(), " hits", textbook ? " (textbook)" : ""));
   }
@@ -216,7 +216,10 @@ absl::StatusOr<PipelineResult> QueryPipeline::Run(const PipelineRequest& req) {
   SM_RETURN_IF_ERROR(SelectStep(&st));
   TopK(&st);
   SM_RETURN_IF_ERROR(InTime(req, "System 2 rows"));
-  if (req.stages && req.system2) SM_RETURN_IF_ERROR(SystemTwo(req, st.roster, &st.out));
+  if (req.stages && req.system2) {
+    SM_RETURN_IF_ERROR(
+        SystemTwo(req, st.roster, st.best_per_speaker ? &*st.best_per_speaker : nullptr, &st.out));
+  }
   SM_RETURN_IF_ERROR(InTime(req, "Answer"));
   SM_RETURN_IF_ERROR(ComposeAndAnswer(&st));
   return std::move(st.out);
@@ -260,8 +263,16 @@ absl::Status QueryPipeline::ProjectStep(QueryState* st) {
 // 2. System 1 recall: the pool is the best s1_recall_n in range.
 absl::Status QueryPipeline::RecallStep(QueryState* st) {
   const PipelineRequest& req = st->req;
-  SM_ASSIGN_OR_RETURN(std::vector<ScoredSeq> recalled,
-                      Recall(req, st->out.projection, st->row_ids, &st->out));
+  // System 2's fallbacks ask BM25 (stemmed, no other feature) for each
+  // person's best message on the question and the issue: the terms hybrid
+  // recall scores first when it stems, so it keeps those on the way.
+  std::map<std::string, ScoredSeq> best;
+  const bool keep_best = req.stages && req.system2 && req.mode == RecallMode::kHybrid &&
+                         st->rp.lexical.stem && req.budgets.s1_recall_n > 0;
+  SM_ASSIGN_OR_RETURN(
+      std::vector<ScoredSeq> recalled,
+      Recall(req, st->out.projection, st->row_ids, &st->out, keep_best ? &best : nullptr));
+  if (keep_best) st->best_per_speaker = std::move(best);
   for (const auto& h : recalled) st->recall_score[h.seq] = h.score;
   const size_t pool_n = req.budgets.s1_recall_n;
   const bool ranged = req.start_ms != 0 || req.end_ms != 0;

@@ -173,9 +173,10 @@ class QueryPipeline {
   void Forget(const storage::ChannelRef& channel);
 
  private:
-  absl::StatusOr<std::vector<ScoredSeq>> Recall(const PipelineRequest& req, const Projection& p,
-                                                const std::vector<std::string>& row_ids,
-                                                PipelineResult* out);
+  // With `best_per_speaker`, BM25 also fills it (Bm25Index::Search).
+  absl::StatusOr<std::vector<ScoredSeq>> Recall(
+      const PipelineRequest& req, const Projection& p, const std::vector<std::string>& row_ids,
+      PipelineResult* out, std::map<std::string, ScoredSeq>* best_per_speaker = nullptr);
   // The channel's derivation lag (Writer cursor against the newest message).
   absl::Status MeasureFreshness(const storage::ChannelRef& channel,
                                 const storage::ChannelInfo& info, Freshness* f);
@@ -183,15 +184,17 @@ class QueryPipeline {
   // are not in the pool yet.
   absl::Status Expand(const PipelineRequest& req, const std::vector<size_t>& anchors,
                       std::vector<storage::Message>* pool);
+  // `best_per_speaker`: recall's, when it scored the fallbacks' terms (or null).
   absl::Status SystemTwo(const PipelineRequest& req, const std::vector<RosterMember>& roster,
+                         const std::map<std::string, ScoredSeq>* best_per_speaker,
                          PipelineResult* out);
   // Similarity of a text (sorted stemmed tokens, its vector or null) to the
   // query's issue.
   using SimilarityFn =
       std::function<double(const std::vector<std::string>&, const std::vector<float>*)>;
   absl::Status AddFallbacks(const PipelineRequest& req, const std::vector<size_t>& fallback_rows,
-                            double floor, const SimilarityFn& similarity, StageCall* call,
-                            PipelineResult* out);
+                            double floor, const std::map<std::string, ScoredSeq>* best_per_speaker,
+                            const SimilarityFn& similarity, StageCall* call, PipelineResult* out);
 
   // The steps of Run, in order, over one query's state (pipeline_internal.h).
   struct QueryState;

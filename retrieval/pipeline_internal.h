@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -91,6 +92,9 @@ struct QueryPipeline::QueryState {
   std::unordered_map<uint64_t, double> recall_score;  // by seq
   std::vector<size_t> order;                          // pool indices, best first
   std::set<uint64_t> expanded;                        // seqs added by Expand
+  // Each speaker's best message by recall's BM25 terms alone (when recall
+  // scored the terms System 2's fallbacks ask for: AddFallbacks).
+  std::optional<std::map<std::string, ScoredSeq>> best_per_speaker;
 };
 
 }  // namespace speakermem::retrieval

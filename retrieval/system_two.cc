@@ -311,6 +311,7 @@ void SourcedRecords(RowQuery& q, S2Row* s2) {
 
 absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
                                       const std::vector<RosterMember>& roster,
+                                      const std::map<std::string, ScoredSeq>* best_per_speaker,
                                       PipelineResult* out) {
   auto t = Clock::now();
   StageCall call;
@@ -358,6 +359,7 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
   }
   SM_RETURN_IF_ERROR(AddFallbacks(
       req, fallback_rows, offline ? rp.fallback_floor_offline : rp.fallback_floor_model,
+      best_per_speaker,
       [&scorer](const std::vector<std::string>& toks, const std::vector<float>* vec) {
         return scorer.Similarity(toks, vec);
       },
@@ -374,21 +376,30 @@ absl::Status QueryPipeline::SystemTwo(const PipelineRequest& req,
 // same similarity as records', judged with one embedding call).
 absl::Status QueryPipeline::AddFallbacks(const PipelineRequest& req,
                                          const std::vector<size_t>& fallback_rows, double floor,
+                                         const std::map<std::string, ScoredSeq>* best_per_speaker,
                                          const SimilarityFn& similarity, StageCall* call,
                                          PipelineResult* out) {
   if (fallback_rows.empty()) return absl::OkStatus();
   const Projection& p = out->projection;
   std::vector<std::pair<size_t, uint64_t>> fallback_seqs;  // (row index, seq)
-  LexicalQuery q;
-  q.text = req.question + " " + p.issue;
-  q.start_ms = req.start_ms;
-  q.end_ms = req.end_ms;
-  q.params.stem = true;
-  for (size_t r : fallback_rows) q.only_speakers.push_back(out->s2[r].row);
-  std::map<std::string, ScoredSeq> best = lexical_->BestPerSpeaker(req.channel, q);
+  // Each person's best message by BM25 on the question and the issue,
+  // stemmed, nothing else; recall's when it scored the same terms (its text
+  // is the question and the issue, or the question alone when the issue
+  // repeats it: the same ranking).
+  std::map<std::string, ScoredSeq> best;
+  if (best_per_speaker == nullptr) {
+    LexicalQuery q;
+    q.text = req.question + " " + p.issue;
+    q.start_ms = req.start_ms;
+    q.end_ms = req.end_ms;
+    q.params.stem = true;
+    for (size_t r : fallback_rows) q.only_speakers.push_back(out->s2[r].row);
+    best = lexical_->BestPerSpeaker(req.channel, q);
+  }
+  const std::map<std::string, ScoredSeq>& best_of = best_per_speaker ? *best_per_speaker : best;
   for (size_t r : fallback_rows) {
-    auto it = best.find(out->s2[r].row);
-    if (it != best.end()) fallback_seqs.emplace_back(r, it->second.seq);
+    auto it = best_of.find(out->s2[r].row);
+    if (it != best_of.end()) fallback_seqs.emplace_back(r, it->second.seq);
   }
   if (fallback_seqs.empty()) return absl::OkStatus();
   std::vector<uint64_t> seqs;

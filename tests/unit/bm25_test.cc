@@ -351,6 +351,58 @@ TEST_CASE("BestPerSpeaker equals a one-speaker search of each", "[bm25]") {
   CHECK(best.count("nobody") == 0);
 }
 
+TEST_CASE("Search's per-speaker best is BestPerSpeaker on the stemmed terms alone", "[bm25]") {
+  Bm25Index index;
+  index.Add(Msg(1, "the venue in Porto is lovely", "ann", "s1", 100));
+  index.Add(Msg(2, "Porto venue booked for May", "bob", "s1", 200));
+  index.Add(Msg(3, "I prefer the Lisbon venues", "ann", "s1", 300));
+  index.Add(Msg(4, "no idea about venues, ask ann", "cy", "s2", 400));
+  index.Add(Msg(5, "lunch?", "dee", "s2", 500));
+  index.Add(Msg(6, "booked the Porto flights", "bob", "s2", 600));
+  index.Add(Msg(7, "ann: Porto it is", "cy", "s3", 700));
+  for (const auto& [start, end] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {150, 650}}) {
+    INFO(start << ".." << end);
+    // Recall's query: every feature on, a named speaker, a time range.
+    LexicalQuery q = Q("which Porto venue was booked", 3);
+    q.start_ms = start;
+    q.end_ms = end;
+    q.params.stem = true;
+    q.params.speaker_weight = 0.8;
+    q.named_speakers = {"ann"};
+    q.params.prf_weight = 0.3;
+    q.params.prf_docs = 2;
+    q.params.context_weight = 0.5;
+    std::map<std::string, ScoredSeq> kept;
+    const std::vector<ScoredSeq> hits = index.Search(q, &kept);
+    // The hits are Search's without the map.
+    const std::vector<ScoredSeq> plain = index.Search(q);
+    REQUIRE(hits.size() == plain.size());
+    for (size_t i = 0; i < hits.size(); ++i) {
+      CHECK(hits[i].seq == plain[i].seq);
+      CHECK(hits[i].score == plain[i].score);
+    }
+    // The map is what System 2's fallbacks asked for before: the same text,
+    // stemmed, in the same range, nothing else.
+    LexicalQuery terms = Q(q.text);
+    terms.start_ms = start;
+    terms.end_ms = end;
+    terms.params.stem = true;
+    terms.only_speakers = {"ann", "bob", "cy", "dee"};
+    const std::map<std::string, ScoredSeq> want = index.BestPerSpeaker(terms);
+    REQUIRE(kept.size() == want.size());
+    CHECK(kept.count("dee") == 0);  // no query term
+    for (const auto& [who, best] : want) {
+      INFO(who);
+      REQUIRE(kept.count(who) == 1);
+      CHECK(kept.at(who).seq == best.seq);
+      CHECK(kept.at(who).score == best.score);
+    }
+  }
+  std::map<std::string, ScoredSeq> none = {{"stale", ScoredSeq{9, 1.0f}}};
+  index.Search(Q("nothing matches this"), &none);
+  CHECK(none.empty());
+}
+
 TEST_CASE("LexicalIndex keeps channels apart", "[bm25]") {
   LexicalIndex index;
   storage::ChannelRef a{"t", "a"}, b{"t", "b"}, other_tenant{"u", "a"};
