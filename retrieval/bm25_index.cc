@@ -337,11 +337,9 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
     term_best->assign(docs_of_speaker_.size(), ScoredSeq{});
     const bool all = Unfiltered(q);
     for (uint32_t doc : *touched) {
-      const float score = (*scores)[doc];
+      const ScoredSeq hit{seqs_[doc], (*scores)[doc]};
       ScoredSeq& best = (*term_best)[speakers_[doc]];
-      if (score < best.score || score <= 0) continue;
-      if (score == best.score && seqs_[doc] > best.seq) continue;
-      if (all || Admits(doc, q, {})) best = ScoredSeq{seqs_[doc], score};
+      if (hit.score > 0 && Beats(hit, best) && (all || Admits(doc, q, {}))) best = hit;
     }
     Score({}, named, p.speaker_weight, first_doc, scores, touched);
   }
@@ -377,12 +375,8 @@ bool Bm25Index::ScoreQuery(const LexicalQuery& q, std::vector<float>* scores,
   return true;
 }
 
-void Bm25Index::KeepBest(uint32_t speaker, ScoredSeq hit, std::map<uint32_t, ScoredSeq>* best) {
-  auto [it, fresh] = best->emplace(speaker, hit);
-  if (!fresh && (hit.score > it->second.score ||
-                 (hit.score == it->second.score && hit.seq < it->second.seq))) {
-    it->second = hit;
-  }
+bool Bm25Index::Beats(ScoredSeq hit, ScoredSeq best) {
+  return hit.score > best.score || (hit.score == best.score && hit.seq < best.seq);
 }
 
 std::map<std::string, ScoredSeq> Bm25Index::ByName(const std::vector<ScoredSeq>& best) const {
@@ -433,18 +427,17 @@ std::map<std::string, ScoredSeq> Bm25Index::BestPerSpeaker(const LexicalQuery& q
   thread_local std::vector<float> scores;
   thread_local std::vector<uint32_t> touched;
   if (!ScoreQuery(q, &scores, &touched)) return out;
-  std::map<uint32_t, ScoredSeq> best;
+  std::vector<ScoredSeq> best(docs_of_speaker_.size());  // by speaker number, score 0: none
   for (uint32_t doc : touched) {
-    const float score = scores[doc];
+    const ScoredSeq hit{seqs_[doc], scores[doc]};
     scores[doc] = 0.0f;
-    if (score <= 0 || !Admits(doc, q, only)) continue;
-    KeepBest(speakers_[doc], ScoredSeq{seqs_[doc], score}, &best);
+    if (hit.score > 0 && Beats(hit, best[speakers_[doc]]) && Admits(doc, q, only)) {
+      best[speakers_[doc]] = hit;
+    }
   }
   for (const auto& name : q.only_speakers) {
     auto id = speaker_ids_.find(name);
-    if (id == speaker_ids_.end()) continue;
-    auto b = best.find(id->second);
-    if (b != best.end()) out.emplace(name, b->second);
+    if (id != speaker_ids_.end() && best[id->second].score > 0) out.emplace(name, best[id->second]);
   }
   return out;
 }

@@ -92,7 +92,7 @@ class Bm25Index {
   // alone (no speaker field, feedback or context), among the documents in
   // range: what BestPerSpeaker would return for the same text, stem and
   // range (only_speakers aside), at the cost of one pass over the documents
-  // scored anyway. Keyed by speaker id.
+  // scored anyway. Keyed by the messages' speaker_id.
   std::vector<ScoredSeq> Search(const LexicalQuery& query,
                                 std::map<std::string, ScoredSeq>* best_per_speaker) const;
 
@@ -120,9 +120,9 @@ class Bm25Index {
   // (first round, in range), by speaker number (score 0: none).
   bool ScoreQuery(const LexicalQuery& q, std::vector<float>* scores, std::vector<uint32_t>* touched,
                   std::vector<ScoredSeq>* term_best = nullptr) const;
-  // Keeps the better of `hit` and the speaker's best so far (ties: lower seq).
-  static void KeepBest(uint32_t speaker, ScoredSeq hit, std::map<uint32_t, ScoredSeq>* best);
-  // `best` by speaker id.
+  // Whether `hit` beats `best` (a higher score; ties: the lower seq).
+  static bool Beats(ScoredSeq hit, ScoredSeq best);
+  // Bests by speaker number (score 0: none) by the messages' speaker_id.
   std::map<std::string, ScoredSeq> ByName(const std::vector<ScoredSeq>& best) const;
   Weights QueryWeights(absl::string_view text, bool stem) const;
   // Adds BM25 (+ speaker field) scores of `weights` into scores/touched,
