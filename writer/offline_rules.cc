@@ -1,5 +1,6 @@
 #include "writer/offline_rules.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -690,13 +691,71 @@ bool MomentaryStatus(const std::vector<Word>& ws) {
   return false;
 }
 
+// "What about the noodle place on Judah?", "how about Friday?", "maybe
+// 11:30?", "thinking last weekend of the month?", "we could do the Peak
+// District?": a suggestion put as a question. It is not a bare question
+// ("should we book ahead?" asks the group to decide, and stays one): what
+// the speaker proposes is their stance, and is
+// remembered as "Priya suggests the noodle place on Judah" (a proposal the
+// group adopts is its decision, which later messages state).
+std::optional<ClauseReading> Suggestion(absl::string_view clause, const MessageContext& ctx) {
+  std::vector<Word> words = DropHedges(Words(clause));
+  if (words.empty()) return std::nullopt;
+  const Stripped c = Strip(std::move(words), ctx);
+  const std::vector<Word>& ws = c.ws;
+  auto opens = [&ws](std::initializer_list<const char*> prefix) {
+    if (ws.size() <= prefix.size()) return false;
+    size_t i = 0;
+    for (const char* w : prefix) {
+      if (ws[i++].lower != w) return false;
+    }
+    return true;
+  };
+  size_t skip = 0;
+  bool group = false;  // "we could ...": the group would do it
+  if (opens({"what", "about"}) || opens({"how", "about"})) {
+    skip = 2;
+  } else if (opens({"why", "don't", "we"})) {
+    skip = 3, group = true;
+  } else if (opens({"we", "could"}) || opens({"we", "should"}) || opens({"could", "we"})) {
+    skip = 2, group = true;
+  } else if (opens({"maybe"}) || opens({"perhaps"}) || opens({"thinking"})) {
+    skip = 1;
+    if (opens({"maybe", "we"}) || opens({"perhaps", "we"})) skip = 2, group = true;
+  } else {
+    return std::nullopt;
+  }
+  std::vector<Word> rest(ws.begin() + static_cast<long>(skip), ws.end());
+  while (!rest.empty() && In(rest.back().lower, {"maybe", "perhaps", "then", "instead"})) {
+    rest.pop_back();
+  }
+  for (Word& w : rest) w.tail.erase(std::remove(w.tail.begin(), w.tail.end(), '?'), w.tail.end());
+  if (rest.empty() || ContentCount(rest) == 0 || In(rest[0].lower, SecondPersonSubject()) ||
+      In(rest[0].lower, FirstPersonSubject()) || In(rest[0].lower, ThirdPronoun()) ||
+      In(rest[0].lower, Demonstrative())) {
+    return std::nullopt;
+  }
+  const std::string self = ctx.speaker.name.empty() ? ctx.speaker.speaker_id : ctx.speaker.name;
+  ClauseReading r;
+  r.kind = ClauseReading::Kind::kSelf;
+  r.about = ctx.speaker.speaker_id;
+  r.utype = "stance";
+  r.content = absl::StrCat(self, " suggests ", group ? "the group " : "",
+                           Rewrite(rest, self, c.addressee.name));
+  r.why = "suggestion";
+  return r;
+}
+
 }  // namespace
 
 ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   std::string trimmed(absl::StripAsciiWhitespace(clause));
   if (trimmed.empty()) return Nothing("empty");
   // A question is evidence of interest, not a fact (its answer may be one).
-  if (trimmed.back() == '?') return Nothing("question");
+  if (trimmed.back() == '?') {
+    std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);
+    return suggestion.has_value() ? *std::move(suggestion) : Nothing("question");
+  }
   std::vector<Word> words = DropHedges(Words(trimmed));
   if (words.empty()) return Nothing("empty");
   const Stripped c = Strip(std::move(words), ctx);

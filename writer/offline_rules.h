@@ -5,7 +5,9 @@
 //
 // A message is cut into clauses (sentence ends, semicolons, line breaks,
 // emoji used as punctuation). Each clause is read in turn:
-//   * questions, acknowledgements, reactions and filler carry nothing, nor
+//   * questions, acknowledgements, reactions and filler carry nothing (a
+//     suggestion put as a question, "what about the noodle bar?", "we could
+//     drive up Friday?", is the speaker's stance: "Dana suggests ..."), nor
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
 //     says what the speaker would have someone do, not what is so; nor
 //     does where someone is at this moment ("on my way", "running late");

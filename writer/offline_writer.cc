@@ -8,7 +8,9 @@
 // same owner and layer on the same matter becomes an UPDATE of it; one
 // restating it, or adding no word of matter to it, is dropped; a person's
 // core records from one segment are consolidated into at most
-// max_core_per_segment; a segment with nothing worth remembering is a NOOP.
+// max_core_per_segment; a GROUP record's source is the member whose messages
+// in the segment carried most of its matter; a segment with nothing worth
+// remembering is a NOOP.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -144,6 +146,7 @@ class OfflineWriter final : public WriterModel {
     if (params_.max_core_per_segment > 0) {
       ConsolidateCore(params_.max_core_per_segment, names, &actions);
     }
+    AttributeGroupRecords(in, names, &actions);
     if (actions.empty()) {
       WriterAction noop;
       noop.type = WriterAction::Type::kNoop;
@@ -391,6 +394,37 @@ class OfflineWriter final : public WriterModel {
       ++out;
     }
     actions->resize(out);
+  }
+
+  // A GROUP record is the group's, and its source is the member who carried
+  // its matter in this segment: the one whose messages share the most of its
+  // content words (stems; names aside), not whoever happened to state its
+  // final form. Ties keep the member who stated it.
+  static void AttributeGroupRecords(const WriterInput& in,
+                                    const absl::flat_hash_set<std::string>& names,
+                                    std::vector<WriterAction>* actions) {
+    std::vector<std::set<std::string>> words;  // per message
+    for (const auto& m : in.messages) {
+      std::set<std::string> w;
+      for (const auto& t : ContentTokens(m.text, names)) w.insert(text::Stem(t));
+      words.push_back(std::move(w));
+    }
+    for (WriterAction& a : *actions) {
+      if (a.type != WriterAction::Type::kAdd || !IsGroupLayer(a.layer)) continue;
+      std::set<std::string> matter;
+      for (const auto& t : MatterWords(ContentTokens(a.content, names)))
+        matter.insert(text::Stem(t));
+      std::map<std::string, size_t> carried;
+      for (size_t i = 0; i < in.messages.size(); ++i) {
+        size_t shared = 0;
+        for (const auto& t : words[i]) shared += matter.count(t);
+        carried[in.messages[i].speaker_id] += shared;
+      }
+      size_t best = carried[a.source];
+      for (const auto& [speaker, n] : carried) {
+        if (n > best) best = n, a.source = speaker;
+      }
+    }
   }
 
   // A joined record stays readable.

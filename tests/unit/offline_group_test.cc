@@ -1,5 +1,6 @@
 // The offline Writer's reading of what the group arranges: sentences written
 // for each rule (none taken from the benchmark data).
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "tests/unit/writer_roster.h"
@@ -142,4 +143,44 @@ TEST_CASE("offline Writer: a person's statements in one segment make at most two
 }
 
 }  // namespace
+TEST_CASE("offline Writer: a GROUP record's source is the member who carried its matter",
+          "[writer][group]") {
+  auto a = Write({Msg("alice", "I'd love a picnic at the lake on Sunday."),
+                  Msg("alice", "The boathouse by the lake has picnic tables and shade at noon."),
+                  Msg("chen", "Booked: the boathouse picnic tables, Sunday noon.")});
+  auto group = std::find_if(a.begin(), a.end(), [](const auto& x) { return x.owner == "GROUP"; });
+  REQUIRE(group != a.end());
+  CHECK(group->content == "The group decided: the boathouse picnic tables, Sunday noon");
+  CHECK(group->source == "alice");
+  // Nobody else said more of it: whoever stated it stays the source.
+  auto b = Write(
+      {Msg("alice", "haha yes"), Msg("chen", "Booked: the boathouse picnic tables, Sunday noon.")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].source == "chen");
+}
+
+TEST_CASE("offline Writer: a suggestion put as a question is the speaker's stance",
+          "[writer][group]") {
+  auto a = Write({Msg("dana", "ok what about the noodle bar on Fifth Street?")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kAdd);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].utype == "stance");
+  CHECK(a[0].content == "Dana suggests the noodle bar on Fifth Street");
+  auto b = Write({Msg("bob", "We could drive up on Friday maybe?")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "bob");
+  CHECK(b[0].content == "Bob suggests the group drive up on Friday");
+  // Nothing proposed, or the group asked to decide: still a question.
+  for (const char* text : {"what about you?", "how about that?", "Should we book the ferry?",
+                           "maybe?", "what time works for everyone?"}) {
+    INFO(text);
+    auto q = Write({Msg("chen", text)});
+    REQUIRE(q.size() == 1);
+    CHECK(q[0].type == Type::kNoop);
+  }
+}
+
 }  // namespace speakermem::writer
