@@ -398,6 +398,13 @@ void WriterKnobs(std::vector<Knob>* knobs) {
       "segment; the person's least informative statements join the kept "
       "record closest to them. 0: no limit.",
       [](C* c) { return &c->memory.writer.offline.max_core_per_segment; }, 0, 1000));
+  k.push_back(IntKnob<size_t>(
+      "writer", "offline_min_record_words",
+      "Offline Writer: a person's core record from one segment with fewer "
+      "content words than this joins their most similar kept record of the "
+      "segment instead of standing alone (the most informative always "
+      "stands). 0: no floor.",
+      [](C* c) { return &c->memory.writer.offline.min_record_words; }, 0, 100));
   k.push_back(
       BoolKnob("writer", "offline_group_arrangements",
                "Offline Writer: a clause that arranges something for the group without "

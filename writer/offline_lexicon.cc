@@ -29,21 +29,23 @@ const Set& Markers() {
 // Words that make up greetings, thanks, acknowledgements and reactions.
 const Set& Phatic() {
   static const auto* s =
-      new Set{"good",    "morning",   "afternoon",  "evening", "night",    "hi",
-              "hello",   "hey",       "thanks",     "thank",   "welcome",  "bye",
-              "cheers",  "everyone",  "everybody",  "guys",    "folks",    "lol",
-              "haha",    "great",     "nice",       "cool",    "sure",     "yep",
-              "yes",     "np",        "sounds",     "awesome", "congrats", "congratulations",
-              "see",     "later",     "soon",       "gm",      "love",     "amazing",
-              "perfect", "brilliant", "lovely",     "fun",     "wow",      "omg",
-              "legend",  "exactly",   "fair",       "point",   "true",     "agreed",
-              "agree",   "totally",   "definitely", "ha",      "lmao",     "hahaha",
-              "noted",   "deal",      "done",       "works",   "fine",     "okay",
-              "ok",      "yay",       "woo",        "idea",    "glad",     "hear",
-              "happy",   "miss",      "missed",     "xx",      "x",        "well",
-              "enjoy",   "luck",      "worries",    "problem", "course",   "absolutely",
-              "bad",     "shame",     "oh",         "no",      "sad",      "sorry",
-              "ugh",     "hope",      "hopefully",  "indeed",  "right"};
+      new Set{"good",     "morning",   "afternoon",  "evening", "night",    "hi",
+              "hello",    "hey",       "thanks",     "thank",   "welcome",  "bye",
+              "cheers",   "everyone",  "everybody",  "guys",    "folks",    "lol",
+              "haha",     "great",     "nice",       "cool",    "sure",     "yep",
+              "yes",      "np",        "sounds",     "awesome", "congrats", "congratulations",
+              "see",      "later",     "soon",       "gm",      "love",     "amazing",
+              "perfect",  "brilliant", "lovely",     "fun",     "wow",      "omg",
+              "legend",   "exactly",   "fair",       "point",   "true",     "agreed",
+              "agree",    "totally",   "definitely", "ha",      "lmao",     "hahaha",
+              "noted",    "deal",      "done",       "works",   "fine",     "okay",
+              "ok",       "yay",       "woo",        "idea",    "glad",     "hear",
+              "happy",    "miss",      "missed",     "xx",      "x",        "well",
+              "enjoy",    "luck",      "worries",    "problem", "course",   "absolutely",
+              "bad",      "shame",     "oh",         "no",      "sad",      "sorry",
+              "ugh",      "hope",      "hopefully",  "indeed",  "right",    "darling",
+              "darlings", "dear",      "dears",      "loves",   "lovelies", "fam",
+              "team",     "friends",   "crew",       "gang",    "people"};
   return *s;
 }
 
@@ -204,7 +206,11 @@ std::string ThirdPersonVerb(const std::string& verb) {
       "met",      "sent",      "spent",  "kept",   "began",   "wrote",   "ate",      "gave",
       "heard",    "paid",      "put",    "read",   "set",     "sat",     "stood",    "understood",
       "forgot",   "chose",     "drove",  "flew",   "grew",    "to",      "not",      "never",
-      "cannot"};
+      "cannot",   "fell",      "held",   "led",    "meant",   "slept",   "spoke",    "broke",
+      "woke",     "wore",      "swam",   "sang",   "drank",   "fought",  "caught",   "taught",
+      "sold",     "built",     "lent",   "became", "forgave", "bit",     "hid",      "shook",
+      "threw",    "drew",      "dug",    "stuck",  "struck",  "swore",   "tore",     "rode",
+      "ought"};
   if (verb == "am" || verb == "are") return "is";
   if (verb == "were") return "was";
   if (verb == "have") return "has";

@@ -143,9 +143,7 @@ class OfflineWriter final : public WriterModel {
       }
       previous = std::move(written);
     }
-    if (params_.max_core_per_segment > 0) {
-      ConsolidateCore(params_.max_core_per_segment, names, &actions);
-    }
+    ConsolidateCore(params_.max_core_per_segment, params_.min_record_words, names, &actions);
     AttributeGroupRecords(in, names, &actions);
     if (actions.empty()) {
       WriterAction noop;
@@ -341,7 +339,8 @@ class OfflineWriter final : public WriterModel {
   // kept one it shares most content words with (none shared: the nearest in
   // the segment), unless that would make it unreadably long; a record's
   // statements stay in message order.
-  static void ConsolidateCore(size_t max, const absl::flat_hash_set<std::string>& names,
+  static void ConsolidateCore(size_t max_records, size_t min_words,
+                              const absl::flat_hash_set<std::string>& names,
                               std::vector<WriterAction>* actions) {
     std::map<std::string, std::vector<size_t>> by_owner;  // ADD indexes, in order
     for (size_t i = 0; i < actions->size(); ++i) {
@@ -350,12 +349,16 @@ class OfflineWriter final : public WriterModel {
     }
     std::vector<size_t> into(actions->size(), SIZE_MAX);  // joined record -> kept one
     for (const auto& [owner, adds] : by_owner) {
-      if (adds.size() <= max) continue;
       std::vector<std::pair<std::vector<std::string>, size_t>> ranked;  // (content words, index)
       for (size_t i : adds) ranked.emplace_back(ContentTokens((*actions)[i].content, names), i);
       std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
         return x.first.size() > y.first.size();
       });
+      // Kept: the most informative, at most max_records, each with at least
+      // min_words content words (the most informative one in any case).
+      size_t max = max_records == 0 ? ranked.size() : std::min(max_records, ranked.size());
+      while (max > 1 && ranked[max - 1].first.size() < min_words) --max;
+      if (max == ranked.size()) continue;
       std::map<size_t, size_t> length;  // kept index -> joined length
       for (size_t k = 0; k < max; ++k)
         length[ranked[k].second] = (*actions)[ranked[k].second].content.size();

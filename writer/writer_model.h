@@ -117,7 +117,12 @@ struct OfflineWriterParams {
   // the person's least informative records (fewest content words) join the
   // kept record whose content words they overlap most, unless that would
   // make it unreadably long. 0: no limit.
-  size_t max_core_per_segment = 2;
+  size_t max_core_per_segment = 3;
+  // A person's core record from one segment with fewer content words than
+  // this joins their most similar kept record of the segment ("Not the
+  // Thai place" joins the rest of what they said) rather than standing
+  // alone; 0: no such floor. The most informative record always stands.
+  size_t min_record_words = 4;
   // A clause that arranges something for the group without being the
   // speaker's own ("we" or "everyone" with a plan or a date; two or more
   // members' positions) is a GROUP interaction rather than the speaker's core.

@@ -26,14 +26,17 @@ namespace {
 // The grid the constants are chosen from.
 std::vector<writer::OfflineWriterParams> Grid() {
   std::vector<writer::OfflineWriterParams> grid;
-  for (size_t max_core : {0, 2, 3}) {
-    for (size_t min_content : {1, 2, 3, 4}) {
-      for (double merge : {0.4, 0.2, 0.1, 0.0}) {
-        writer::OfflineWriterParams p;
-        p.min_content = min_content;
-        p.merge_similarity = merge;
-        p.max_core_per_segment = max_core;
-        grid.push_back(p);
+  for (size_t min_words : {0, 3, 4}) {
+    for (size_t max_core : {0, 2, 3}) {
+      for (size_t min_content : {1, 2, 3, 4}) {
+        for (double merge : {0.4, 0.2, 0.1, 0.0}) {
+          writer::OfflineWriterParams p;
+          p.min_content = min_content;
+          p.merge_similarity = merge;
+          p.max_core_per_segment = max_core;
+          p.min_record_words = min_words;
+          grid.push_back(p);
+        }
       }
     }
   }
@@ -41,14 +44,14 @@ std::vector<writer::OfflineWriterParams> Grid() {
 }
 
 std::string Describe(const writer::OfflineWriterParams& p) {
-  return absl::StrFormat("min_content %zu, merge %.1f, max_core %zu", p.min_content,
-                         p.merge_similarity, p.max_core_per_segment);
+  return absl::StrFormat("min_content %zu, merge %.1f, max_core %zu, min_words %zu", p.min_content,
+                         p.merge_similarity, p.max_core_per_segment, p.min_record_words);
 }
 
 bool Same(const writer::OfflineWriterParams& a, const writer::OfflineWriterParams& b) {
   return a.min_content == b.min_content && a.merge_similarity == b.merge_similarity &&
          a.max_core_per_segment == b.max_core_per_segment &&
-         a.group_arrangements == b.group_arrangements;
+         a.min_record_words == b.min_record_words && a.group_arrangements == b.group_arrangements;
 }
 
 struct Cell {
@@ -422,6 +425,7 @@ class WriterStudy {
                                       {"min_content", grid_[g].min_content},
                                       {"merge_similarity", grid_[g].merge_similarity},
                                       {"max_core_per_segment", grid_[g].max_core_per_segment},
+                                      {"min_record_words", grid_[g].min_record_words},
                                       {"group_arrangements", grid_[g].group_arrangements}});
       all_.Add(c);
       if (IsSocialNetwork(names_[t])) {

@@ -119,7 +119,10 @@ TEST_CASE("offline Writer: a person's statements in one segment make at most two
       Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
       Msg("alice", "Same"),
       Msg("bob", "I still miss Bristol.")};
-  auto a = Write(msgs);
+  OfflineWriterParams two;
+  two.max_core_per_segment = 2;
+  two.min_record_words = 0;
+  auto a = Write(msgs, {}, 8, two);
   REQUIRE(a.size() == 2);
   // The two most informative statements are kept; the others share no word
   // with them and join the nearest one (equally near: the earlier).
@@ -129,17 +132,40 @@ TEST_CASE("offline Writer: a person's statements in one segment make at most two
   CHECK(a[1].content ==
         "Bob adopted a grey cat called Pebble who hates the rain; Bob still misses Bristol");
   // A statement sharing words with a kept record joins that one.
-  auto b = Write({Msg("bob", "I moved to Leeds in spring for a job at the university hospital."),
-                  Msg("alice", "Nice"),
-                  Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
-                  Msg("alice", "Same"), Msg("bob", "The hospital canteen is great.")});
+  auto b = Write(
+      {Msg("bob", "I moved to Leeds in spring for a job at the university hospital."),
+       Msg("alice", "Nice"), Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
+       Msg("alice", "Same"), Msg("bob", "The hospital canteen is great.")},
+      {}, 8, two);
   REQUIRE(b.size() == 2);
   CHECK(b[0].content ==
         "Bob moved to Leeds in spring for a job at the university hospital; The hospital "
         "canteen is great");
-  OfflineWriterParams unlimited;
+  OfflineWriterParams unlimited = two;
   unlimited.max_core_per_segment = 0;
   CHECK(Write(msgs, {}, 8, unlimited).size() == 4);
+}
+
+TEST_CASE("offline Writer: a statement of few content words joins the person's kept record",
+          "[writer][consolidate]") {
+  std::vector<WriterMessage> msgs = {
+      Msg("bob", "I moved to Leeds in spring for a job at the university hospital."),
+      Msg("alice", "Nice"), Msg("bob", "I adopted a grey cat called Pebble who hates the rain."),
+      Msg("alice", "Same"), Msg("bob", "Still miss Bristol.")};
+  OfflineWriterParams floor;
+  floor.max_core_per_segment = 3;
+  floor.min_record_words = 4;
+  auto a = Write(msgs, {}, 8, floor);
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].content ==
+        "Bob adopted a grey cat called Pebble who hates the rain; Still miss Bristol");
+  // Without the floor it stands alone; a person's only record always stands.
+  floor.min_record_words = 0;
+  CHECK(Write(msgs, {}, 8, floor).size() == 3);
+  floor.min_record_words = 4;
+  auto only = Write({Msg("bob", "Still miss Bristol.")}, {}, 8, floor);
+  REQUIRE(only.size() == 1);
+  CHECK(only[0].type == Type::kAdd);
 }
 
 }  // namespace

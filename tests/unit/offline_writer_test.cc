@@ -155,9 +155,14 @@ TEST_CASE("offline Writer: chit-chat gives NOOP and the cap holds", "[writer]") 
   }
   OfflineWriterParams unlimited;
   unlimited.max_core_per_segment = 0;
+  unlimited.min_record_words = 0;
   CHECK(Write(many, {}, 8, unlimited).size() == 8);
-  // With the default, each of the two makes at most two core records.
-  CHECK(Write(many, {}, 8).size() == 4);
+  // Capped at two core records each, the two make four.
+  OfflineWriterParams two = unlimited;
+  two.max_core_per_segment = 2;
+  CHECK(Write(many, {}, 8, two).size() == 4);
+  // By default no record of two content words stands beside another: one each.
+  CHECK(Write(many, {}, 8).size() == 2);
 }
 
 TEST_CASE("offline Writer: questions, acknowledgements, reactions and filler are NOOP",
