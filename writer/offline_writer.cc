@@ -289,7 +289,7 @@ class OfflineWriter final : public WriterModel {
       return;
     }
     WriterAction* earlier = own != nullptr ? &(*actions)[own->action] : nullptr;
-    if (own != nullptr && own_sim >= (a.layer == "interaction" ? 0.3 : params_.merge_similarity) &&
+    if (own != nullptr && own_sim >= params_.merge_similarity &&
         earlier->content.size() + a.content.size() <= kMaxJoined) {
       Join(earlier, a, tokens, own, words);
       return;
