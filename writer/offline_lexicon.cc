@@ -132,10 +132,9 @@ const Set& ViewVerbs() {
 }
 
 const Set& AfterAddress() {
-  static const auto* s =
-      new Set{"we",      "we're", "we'll", "we've",   "that",  "that's", "thats",  "this", "it",
-              "it's",    "its",   "there", "there's", "thank", "thanks", "please", "the",  "they",
-              "they're", "a",     "an",    "yes",     "yeah",  "ok",     "okay",   "sorry"};
+  static const auto* s = new Set{"we",     "we're",  "we'll", "we've", "that",   "that's",  "thats",
+                                 "this",   "it",     "it's",  "its",   "there",  "there's", "thank",
+                                 "thanks", "please", "the",   "they",  "they're"};
   return *s;
 }
 

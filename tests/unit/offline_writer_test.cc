@@ -242,13 +242,6 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(v[0].layer == "core");
   CHECK(v[0].content == "Alice has been saving for the ferry tickets since March");
 
-  // So does a name before an article or an answer ("Dana a big party is a
-  // lot", "Chen yes ..."): the clause is the speaker's, not about Dana.
-  auto w = Write({Msg("alice", "Dana a big party is a lot of organising for the cabin weekend")});
-  REQUIRE(w.size() == 1);
-  CHECK(w[0].owner == "alice");
-  CHECK(w[0].content == "A big party is a lot of organising for the cabin weekend");
-
   // A member's name as a label: what holds for that member, said by the speaker.
   auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
   REQUIRE(e.size() == 1);
