@@ -317,6 +317,22 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
     ws.erase(ws.begin(), ws.begin() + static_cast<long>(i) + 1);
     break;
   }
+  // An announcement of what follows ("Quick question for the street, ...",
+  // "Heads up, ...", "One more thing: ...") says nothing of its matter.
+  {
+    size_t i = 0;
+    if (i < ws.size() && In(ws[i].lower, {"quick", "small", "one", "another", "little"})) ++i;
+    if (i < ws.size() && ws[i].lower == "more") ++i;
+    const bool announces =
+        i < ws.size() && In(ws[i].lower, {"question", "update", "reminder", "thing", "heads", "fyi",
+                                          "psa", "note", "thought"});
+    for (size_t j = i; announces && j < ws.size() && j < i + 5; ++j) {
+      if (absl::StrContains(ws[j].tail, ",") || absl::StrContains(ws[j].tail, ":")) {
+        if (j + 1 < ws.size()) ws.erase(ws.begin(), ws.begin() + static_cast<long>(j) + 1);
+        break;
+      }
+    }
+  }
   c.addressee = ctx.addressee;
   bool changed = true;
   while (changed && ws.size() > 1) {

@@ -242,6 +242,14 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(v[0].layer == "core");
   CHECK(v[0].content == "Alice has been saving for the ferry tickets since March");
 
+  // An announcement of what follows is not part of it.
+  auto q = Write({Msg("bob", "Quick question for the team, the ferry leaves at nine from Pier 3")});
+  REQUIRE(q.size() == 1);
+  CHECK(q[0].content == "The ferry leaves at nine from Pier 3");
+  auto h = Write({Msg("bob", "Heads up: the cabin has no wifi")});
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].content == "The cabin has no wifi");
+
   // A member's name as a label: what holds for that member, said by the speaker.
   auto e = Write({Msg("bob", "Chen: no flights after nine this month")});
   REQUIRE(e.size() == 1);
