@@ -396,7 +396,8 @@ void WriterKnobs(std::vector<Knob>* knobs) {
       "writer", "offline_max_core_per_segment",
       "Offline Writer: at most this many core records per person from one "
       "segment; the person's least informative statements join the kept "
-      "record closest to them. 0: no limit.",
+      "record closest to them. 0: no limit. Larger caps lower System 2 row "
+      "precision (eval/tool/writer_study.cc).",
       [](C* c) { return &c->memory.writer.offline.max_core_per_segment; }, 0, 1000));
   k.push_back(IntKnob<size_t>(
       "writer", "offline_min_record_words",

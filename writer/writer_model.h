@@ -117,7 +117,7 @@ struct OfflineWriterParams {
   // the person's least informative records (fewest content words) join the
   // kept record whose content words they overlap most, unless that would
   // make it unreadably long. 0: no limit.
-  size_t max_core_per_segment = 3;
+  size_t max_core_per_segment = 2;
   // A person's core record from one segment with fewer content words than
   // this joins their most similar kept record of the segment ("Not the
   // Thai place" joins the rest of what they said) rather than standing
