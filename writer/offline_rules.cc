@@ -128,12 +128,14 @@ std::string NameOf(const WriterRosterMember& r) {
   return r.aliases.empty() ? r.speaker_id : r.aliases.front();
 }
 
-// Rewrites `ws` in the third person: "I/me/my" become `self`, "you/your"
-// become `you` (empty: left as written), and the verb after a rewritten
-// subject agrees with it ("I have" -> "Mei has").
+// Rewrites `ws` in the third person: "I/me/my" become `self` ("my" after the
+// clause has named the speaker: "their"), "you/your" become `you` (empty:
+// left as written), and the verb after a rewritten subject agrees with it
+// ("I have" -> "Mei has").
 std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
   std::vector<std::string> out;
   const size_t start = 0;
+  bool named_self = false;  // the clause has named the speaker already
   auto conjugate_next = [&](size_t from) {
     size_t v = from;
     while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
@@ -167,6 +169,8 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = self + (had ? " had" : " would");
       } else if (lw == "i'll") {
         repl = self + " will";
+      } else if (lw == "my" && named_self) {
+        repl = "their";  // "I'm trying to cut my footprint": "Chen is trying to cut their ..."
       } else if (lw == "my" || lw == "mine") {
         repl = self + "'s";
       } else if (lw == "me" || lw == "myself") {
@@ -190,6 +194,7 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = you + "'s";
       }
     }
+    if (!self.empty() && absl::StartsWith(repl, self)) named_self = true;
     out.push_back(repl + ws[i].tail);
   }
   std::string s = absl::StrJoin(out, " ");

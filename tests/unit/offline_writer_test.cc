@@ -49,7 +49,7 @@ TEST_CASE("offline Writer: first-person facts go to the speaker's core", "[write
   CHECK(a[0].layer == "core");
   CHECK(a[0].owner == "dana");
   CHECK(a[0].utype == "fact");
-  CHECK(a[0].content == "Dana is vegetarian and Dana's sister lives in Lisbon");
+  CHECK(a[0].content == "Dana is vegetarian and their sister lives in Lisbon");
 }
 
 TEST_CASE("offline Writer: 'A says B ...' is owner B, source A", "[writer]") {
@@ -202,6 +202,13 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "dana");
   CHECK(a[0].content == "Dana has a hard stop at nine that week");
+  // The speaker is named once in a clause; "my" after that is "their".
+  auto t = Write({Msg("chen", "I'm trying to cut my carbon footprint this year")});
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].content == "Chen is trying to cut their carbon footprint this year");
+  auto m = Write({Msg("chen", "My sister is visiting in June")});
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].content == "Chen's sister is visiting in June");
 
   // A reply's "you" is the person replied to, whoever spoke last.
   WriterMessage reply = Msg("alice", "You could have texted before ten, to be fair");
