@@ -8,7 +8,8 @@
 // same owner and layer on the same matter becomes an UPDATE of it; one
 // restating it, or adding no word of matter to it, is dropped; a person's
 // core records from one segment are consolidated into at most
-// max_core_per_segment; a GROUP record's source is the member whose messages
+// max_core_per_segment, each with at least min_record_words content words
+// but the most informative; a GROUP record's source is the member whose messages
 // in the segment carried most of its matter; a segment with nothing worth
 // remembering is a NOOP.
 #include <algorithm>
