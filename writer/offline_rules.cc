@@ -8,17 +8,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "text/text.h"
-#include "text/tokenizer.h"
 #include "writer/offline_lexicon.h"
+#include "writer/offline_words.h"
 
 namespace speakermem::writer::offline {
 
 using text::IsStopword;
-using text::Tokenize;
 namespace {
 
 // ---- code points ----------------------------------------------------------
@@ -42,164 +39,6 @@ bool IsPictograph(int32_t cp) {
          (cp >= 0x2300 && cp <= 0x23FF) || (cp >= 0x2B00 && cp <= 0x2BFF) ||
          (cp >= 0x2190 && cp <= 0x21FF) || (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0x200D ||
          cp == 0x20E3 || (cp >= 0xE0020 && cp <= 0xE007F) || cp == 0x2764;
-}
-
-// ---- words ------------------------------------------------------------------
-
-struct Word {
-  std::string text;   // as written, punctuation removed from both ends
-  std::string lower;  // lower-cased, curly apostrophes straightened
-  std::string tail;   // trailing punctuation (",", "?", ...)
-};
-
-std::vector<Word> Words(absl::string_view clause) {
-  std::vector<Word> out;
-  for (absl::string_view raw : absl::StrSplit(clause, ' ', absl::SkipEmpty())) {
-    std::string w(raw);
-    std::string tail;
-    while (!w.empty() && std::string(".,!?;:\"()").find(w.back()) != std::string::npos) {
-      tail.insert(tail.begin(), w.back());
-      w.pop_back();
-    }
-    while (!w.empty() && std::string("\"(").find(w.front()) != std::string::npos) w.erase(0, 1);
-    while (!w.empty() && w.front() == '\'') w.erase(0, 1);
-    while (!w.empty() && w.back() == '\'') w.pop_back();
-    if (w.empty()) {
-      if (!out.empty()) out.back().tail += tail;
-      continue;
-    }
-    static const Set kEmoticons = {":)", ":(", ":d", ";)", ":p", "xd", "<3", ":-)", ":-(", ":/"};
-    if (kEmoticons.contains(absl::AsciiStrToLower(raw))) continue;
-    Word word;
-    word.text = w;
-    word.lower = absl::AsciiStrToLower(w);
-    word.tail = tail;
-    out.push_back(std::move(word));
-  }
-  return out;
-}
-
-bool In(const std::string& w, const Set& set) { return set.contains(w); }
-
-bool HasWord(const std::vector<Word>& ws, const Set& set) {
-  for (const auto& w : ws) {
-    if (set.contains(w.lower)) return true;
-  }
-  return false;
-}
-
-size_t ContentCount(const std::vector<Word>& ws) {
-  size_t n = 0;
-  for (const auto& w : ws) {
-    for (const auto& t : Tokenize(w.lower)) n += !IsStopword(t);
-  }
-  return n;
-}
-
-// The roster member a capitalised word names (display name or id), if any.
-const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
-  if (ctx.roster == nullptr || w.text.empty()) return nullptr;
-  std::string bare = w.lower;
-  if (absl::EndsWith(bare, "'s")) bare.resize(bare.size() - 2);
-  for (const auto& r : *ctx.roster) {
-    if (absl::AsciiStrToLower(r.speaker_id) == bare) return &r;
-    for (const auto& a : r.aliases) {
-      if (!a.empty() && absl::AsciiStrToLower(a) == bare && absl::ascii_isupper(w.text[0])) {
-        return &r;
-      }
-    }
-  }
-  return nullptr;
-}
-
-// Only greetings, thanks and reactions, maybe with the names of those they
-// are for ("Congrats Leon", "Thanks Jordan").
-bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
-  for (const auto& w : ws) {
-    if (Member(w, ctx) != nullptr) continue;
-    for (const auto& t : Tokenize(w.lower)) {
-      if (!IsStopword(t) && !Phatic().contains(t)) return false;
-    }
-  }
-  return true;
-}
-
-std::string NameOf(const WriterRosterMember& r) {
-  return r.aliases.empty() ? r.speaker_id : r.aliases.front();
-}
-
-// Rewrites `ws` in the third person: "I/me/my" become `self` ("my" after the
-// clause has named the speaker: "their"), "you/your" become `you` (empty:
-// left as written), and the verb after a rewritten subject agrees with it
-// ("I have" -> "Mei has").
-std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
-  std::vector<std::string> out;
-  const size_t start = 0;
-  bool named_self = false;  // the clause has named the speaker already
-  auto conjugate_next = [&](size_t from) {
-    size_t v = from;
-    while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
-    if (v < ws.size()) {
-      std::string third = ThirdPersonVerb(ws[v].lower);
-      if (third != ws[v].lower) {
-        ws[v].text = third;
-        ws[v].lower = third;
-      }
-    }
-  };
-  for (size_t i = start; i < ws.size(); ++i) {
-    const std::string& lw = ws[i].lower;
-    std::string repl = ws[i].text;
-    if (!self.empty()) {
-      if (lw == "i") {
-        repl = self;
-        // "Cass and I vote": a plural subject keeps its verb.
-        if (i == 0 || ws[i - 1].lower != "and") conjugate_next(i + 1);
-      } else if (lw == "i'm" || lw == "im") {
-        repl = self + " is";
-      } else if (lw == "i've") {
-        repl = self + " has";
-      } else if (lw == "i'd") {
-        // "I'd been", "I'd gone": had; "I'd love": would.
-        const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
-        const bool had =
-            (absl::EndsWith(next, "ed") && !absl::EndsWith(next, "eed")) ||
-            In(next, {"been", "had", "gone", "done", "seen", "known", "taken", "given", "got",
-                      "forgotten", "heard", "found", "left", "told", "made", "bought"});
-        repl = self + (had ? " had" : " would");
-      } else if (lw == "i'll") {
-        repl = self + " will";
-      } else if (lw == "my" && named_self) {
-        repl = "their";  // "I'm trying to cut my footprint": "Chen is trying to cut their ..."
-      } else if (lw == "my" || lw == "mine") {
-        repl = self + "'s";
-      } else if (lw == "me" || lw == "myself") {
-        repl = self;
-      }
-    }
-    if (!you.empty()) {
-      if (lw == "you" || lw == "u") {
-        repl = you;
-        // "you" as a subject: opening the clause, or after a word that opens
-        // a clause of its own ("I know you want the goat": "... Emeka wants").
-        const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
-        if (i + 1 < ws.size() && subject && !In(ws[i + 1].lower, SeveralAddressees())) {
-          conjugate_next(i + 1);
-        }
-      } else if (lw == "you're" || lw == "youre") {
-        repl = you + " is";
-      } else if (lw == "you've") {
-        repl = you + " has";
-      } else if (lw == "your" || lw == "ur" || lw == "yours") {
-        repl = you + "'s";
-      }
-    }
-    if (!self.empty() && absl::StartsWith(repl, self)) named_self = true;
-    out.push_back(repl + ws[i].tail);
-  }
-  std::string s = absl::StrJoin(out, " ");
-  while (!s.empty() && std::string(" .,!;:-").find(s.back()) != std::string::npos) s.pop_back();
-  return s;
 }
 
 ClauseReading Nothing(const char* why) {
@@ -653,23 +492,6 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     return read.Decided(ws, "decision");
   }
   return read.Self(ws, "no subject of its own");
-}
-
-// The clause without its hedges and intensifiers; "not really" keeps its
-// "really", and a clause made only of them is kept as it is.
-std::vector<Word> DropHedges(std::vector<Word> ws) {
-  std::vector<Word> out;
-  std::string previous;
-  for (size_t i = 0; i < ws.size(); ++i) {
-    const bool negated = previous == "not" || absl::EndsWith(previous, "n't");
-    previous = ws[i].lower;
-    if (!In(ws[i].lower, Hedges()) || (negated && ws[i].lower == "really")) {
-      out.push_back(std::move(ws[i]));
-    } else if (!out.empty() && out.back().tail.empty()) {
-      out.back().tail = ws[i].tail;  // "good though, ..." keeps its comma
-    }
-  }
-  return out.empty() ? ws : out;
 }
 
 // Where someone is at this moment ("on my way", "running ten minutes

@@ -1,0 +1,173 @@
+#include "writer/offline_words.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "text/text.h"
+#include "text/tokenizer.h"
+
+namespace speakermem::writer::offline {
+
+using text::IsStopword;
+using text::Tokenize;
+
+std::vector<Word> Words(absl::string_view clause) {
+  std::vector<Word> out;
+  for (absl::string_view raw : absl::StrSplit(clause, ' ', absl::SkipEmpty())) {
+    std::string w(raw);
+    std::string tail;
+    while (!w.empty() && std::string(".,!?;:\"()").find(w.back()) != std::string::npos) {
+      tail.insert(tail.begin(), w.back());
+      w.pop_back();
+    }
+    while (!w.empty() && std::string("\"(").find(w.front()) != std::string::npos) w.erase(0, 1);
+    while (!w.empty() && w.front() == '\'') w.erase(0, 1);
+    while (!w.empty() && w.back() == '\'') w.pop_back();
+    if (w.empty()) {
+      if (!out.empty()) out.back().tail += tail;
+      continue;
+    }
+    static const Set kEmoticons = {":)", ":(", ":d", ";)", ":p", "xd", "<3", ":-)", ":-(", ":/"};
+    if (kEmoticons.contains(absl::AsciiStrToLower(raw))) continue;
+    Word word;
+    word.text = w;
+    word.lower = absl::AsciiStrToLower(w);
+    word.tail = tail;
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
+bool In(const std::string& w, const Set& set) { return set.contains(w); }
+
+bool HasWord(const std::vector<Word>& ws, const Set& set) {
+  for (const auto& w : ws) {
+    if (set.contains(w.lower)) return true;
+  }
+  return false;
+}
+
+size_t ContentCount(const std::vector<Word>& ws) {
+  size_t n = 0;
+  for (const auto& w : ws) {
+    for (const auto& t : Tokenize(w.lower)) n += !IsStopword(t);
+  }
+  return n;
+}
+
+const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
+  if (ctx.roster == nullptr || w.text.empty()) return nullptr;
+  std::string bare = w.lower;
+  if (absl::EndsWith(bare, "'s")) bare.resize(bare.size() - 2);
+  for (const auto& r : *ctx.roster) {
+    if (absl::AsciiStrToLower(r.speaker_id) == bare) return &r;
+    for (const auto& a : r.aliases) {
+      if (!a.empty() && absl::AsciiStrToLower(a) == bare && absl::ascii_isupper(w.text[0])) {
+        return &r;
+      }
+    }
+  }
+  return nullptr;
+}
+
+bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
+  for (const auto& w : ws) {
+    if (Member(w, ctx) != nullptr) continue;
+    for (const auto& t : Tokenize(w.lower)) {
+      if (!IsStopword(t) && !Phatic().contains(t)) return false;
+    }
+  }
+  return true;
+}
+
+std::string NameOf(const WriterRosterMember& r) {
+  return r.aliases.empty() ? r.speaker_id : r.aliases.front();
+}
+
+std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
+  std::vector<std::string> out;
+  const size_t start = 0;
+  bool named_self = false;  // the clause has named the speaker already
+  auto conjugate_next = [&](size_t from) {
+    size_t v = from;
+    while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
+    if (v < ws.size()) {
+      std::string third = ThirdPersonVerb(ws[v].lower);
+      if (third != ws[v].lower) {
+        ws[v].text = third;
+        ws[v].lower = third;
+      }
+    }
+  };
+  for (size_t i = start; i < ws.size(); ++i) {
+    const std::string& lw = ws[i].lower;
+    std::string repl = ws[i].text;
+    if (!self.empty()) {
+      if (lw == "i") {
+        repl = self;
+        // "Cass and I vote": a plural subject keeps its verb.
+        if (i == 0 || ws[i - 1].lower != "and") conjugate_next(i + 1);
+      } else if (lw == "i'm" || lw == "im") {
+        repl = self + " is";
+      } else if (lw == "i've") {
+        repl = self + " has";
+      } else if (lw == "i'd") {
+        // "I'd been", "I'd gone": had; "I'd love": would.
+        const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
+        const bool had =
+            (absl::EndsWith(next, "ed") && !absl::EndsWith(next, "eed")) ||
+            In(next, {"been", "had", "gone", "done", "seen", "known", "taken", "given", "got",
+                      "forgotten", "heard", "found", "left", "told", "made", "bought"});
+        repl = self + (had ? " had" : " would");
+      } else if (lw == "i'll") {
+        repl = self + " will";
+      } else if (lw == "my" && named_self) {
+        repl = "their";  // "I'm trying to cut my footprint": "Chen is trying to cut their ..."
+      } else if (lw == "my" || lw == "mine") {
+        repl = self + "'s";
+      } else if (lw == "me" || lw == "myself") {
+        repl = self;
+      }
+    }
+    if (!you.empty()) {
+      if (lw == "you" || lw == "u") {
+        repl = you;
+        // "you" as a subject: opening the clause, or after a word that opens
+        // a clause of its own ("I know you want the goat": "... Emeka wants").
+        const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
+        if (i + 1 < ws.size() && subject && !In(ws[i + 1].lower, SeveralAddressees())) {
+          conjugate_next(i + 1);
+        }
+      } else if (lw == "you're" || lw == "youre") {
+        repl = you + " is";
+      } else if (lw == "you've") {
+        repl = you + " has";
+      } else if (lw == "your" || lw == "ur" || lw == "yours") {
+        repl = you + "'s";
+      }
+    }
+    if (!self.empty() && absl::StartsWith(repl, self)) named_self = true;
+    out.push_back(repl + ws[i].tail);
+  }
+  std::string s = absl::StrJoin(out, " ");
+  while (!s.empty() && std::string(" .,!;:-").find(s.back()) != std::string::npos) s.pop_back();
+  return s;
+}
+
+std::vector<Word> DropHedges(std::vector<Word> ws) {
+  std::vector<Word> out;
+  std::string previous;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const bool negated = previous == "not" || absl::EndsWith(previous, "n't");
+    previous = ws[i].lower;
+    if (!In(ws[i].lower, Hedges()) || (negated && ws[i].lower == "really")) {
+      out.push_back(std::move(ws[i]));
+    } else if (!out.empty() && out.back().tail.empty()) {
+      out.back().tail = ws[i].tail;  // "good though, ..." keeps its comma
+    }
+  }
+  return out.empty() ? ws : out;
+}
+
+}  // namespace speakermem::writer::offline

@@ -1,0 +1,54 @@
+// The words of a clause as the offline Writer's rules read them, and the
+// third-person rewrite that states a clause as memory. Internal to the
+// offline Writer (writer/offline_rules.cc, its tests); light to include.
+#ifndef SPEAKERMEM_WRITER_OFFLINE_WORDS_H_
+#define SPEAKERMEM_WRITER_OFFLINE_WORDS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "writer/offline_lexicon.h"
+#include "writer/offline_rules.h"
+
+namespace speakermem::writer::offline {
+
+struct Word {
+  std::string text;   // as written, punctuation removed from both ends
+  std::string lower;  // lower-cased, curly apostrophes straightened
+  std::string tail;   // trailing punctuation (",", "?", ...)
+};
+
+// The words of a clause split on spaces; emoticons are dropped, quotes and
+// brackets taken off, trailing punctuation kept in `tail`.
+std::vector<Word> Words(absl::string_view clause);
+
+bool In(const std::string& w, const Set& set);
+bool HasWord(const std::vector<Word>& ws, const Set& set);
+
+// Words that are not function words.
+size_t ContentCount(const std::vector<Word>& ws);
+
+// The roster member a capitalised word names (display name or id), if any.
+const WriterRosterMember* Member(const Word& w, const MessageContext& ctx);
+
+// Only greetings, thanks and reactions, maybe with the names of those they
+// are for ("Congrats Leon", "Thanks Jordan").
+bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx);
+
+// The name a member goes by: their first alias, else their id.
+std::string NameOf(const WriterRosterMember& r);
+
+// Rewrites `ws` in the third person: "I/me/my" become `self` ("my" after the
+// clause has named the speaker: "their"), "you/your" become `you` (empty:
+// left as written), and the verb after a rewritten subject agrees with it
+// ("I have" -> "Mei has").
+std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you);
+
+// The clause without its hedges and intensifiers; "not really" keeps its
+// "really", and a clause made only of them is kept as it is.
+std::vector<Word> DropHedges(std::vector<Word> ws);
+
+}  // namespace speakermem::writer::offline
+
+#endif  // SPEAKERMEM_WRITER_OFFLINE_WORDS_H_
