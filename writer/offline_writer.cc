@@ -335,8 +335,9 @@ class OfflineWriter final : public WriterModel {
     slot->tokens.insert(slot->tokens.end(), tokens.begin(), tokens.end());
   }
 
-  // Keeps at most `max` new core records per person: the most informative
-  // (most content words; ties: the earlier). Each of the others joins the
+  // Keeps at most `max_records` (0: any number) new core records per person,
+  // the most informative (most content words; ties: the earlier), each with
+  // at least `min_words` content words but the first. Each of the others joins the
   // kept one it shares most content words with (none shared: the nearest in
   // the segment), unless that would make it unreadably long; a record's
   // statements stay in message order.
@@ -407,6 +408,11 @@ class OfflineWriter final : public WriterModel {
   static void AttributeGroupRecords(const WriterInput& in,
                                     const absl::flat_hash_set<std::string>& names,
                                     std::vector<WriterAction>* actions) {
+    if (std::none_of(actions->begin(), actions->end(), [](const WriterAction& a) {
+          return a.type == WriterAction::Type::kAdd && IsGroupLayer(a.layer);
+        })) {
+      return;  // most segments: no message needs reading again
+    }
     std::vector<std::set<std::string>> words;  // per message
     for (const auto& m : in.messages) {
       std::set<std::string> w;
