@@ -538,9 +538,9 @@ bool MomentaryStatus(const std::vector<Word>& ws) {
 // 11:30?", "thinking last weekend of the month?", "we could do the Peak
 // District?": a suggestion put as a question. It is not a bare question
 // ("should we book ahead?" asks the group to decide, and stays one): what
-// the speaker proposes is their stance, and is
-// remembered as "Priya suggests the noodle place on Judah" (a proposal the
-// group adopts is its decision, which later messages state).
+// the speaker proposes is their stance, remembered as "Priya suggests the
+// noodle place on Judah" (a proposal the group adopts is its decision,
+// which later messages state).
 std::optional<ClauseReading> Suggestion(absl::string_view clause, const MessageContext& ctx) {
   std::vector<Word> words = DropHedges(Words(clause));
   if (words.empty()) return std::nullopt;
