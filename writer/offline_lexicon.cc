@@ -145,9 +145,10 @@ const Set& SeveralAddressees() {
 
 const Set& ClauseOpeners() {
   static const auto* s =
-      new Set{"that",  "if",    "when",    "because",  "unless", "until",  "know",
-              "knows", "think", "thinks",  "hope",     "hopes",  "guess",  "guesses",
-              "bet",   "bets",  "believe", "believes", "reckon", "reckons"};
+      new Set{"that",     "if",    "when",    "because",  "unless", "until",  "know",
+              "whenever", "once",  "while",   "since",    "before", "after",  "so",
+              "knows",    "think", "thinks",  "hope",     "hopes",  "guess",  "guesses",
+              "bet",      "bets",  "believe", "believes", "reckon", "reckons"};
   return *s;
 }
 
@@ -172,7 +173,7 @@ const Set& ImperativeVerbs() {
       "save",     "say",     "send",  "show",  "skip",    "sleep",   "sort",  "spend",    "stay",
       "stop",     "submit",  "take",  "tell",  "text",    "treat",   "trust", "try",      "use",
       "wait",     "watch",   "write", "be",    "believe", "breathe", "chill", "stick",    "share",
-      "shout",    "message", "drop",  "swing", "pop"};
+      "shout",    "message", "drop",  "swing", "pop",     "let"};
   return *s;
 }
 

@@ -151,6 +151,18 @@ struct Stripped {
 // as the label ("Yusuf: no autumn") says what holds for that member. Then the
 // opening markers and vocatives ("Yeah.", "Honestly", "Priya, ...") and a
 // closing vocative (", Leon"), a vocative naming the addressee.
+// "Dad always has the final word", "Mum says ...": a kinship word before a
+// verb is who the clause is about, not whom it addresses.
+bool KinAsSubject(const std::vector<Word>& ws) {
+  if (absl::StrContains(ws[0].tail, ",")) return false;
+  size_t v = 1;
+  while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
+  return v > 1 ||
+         (v < ws.size() && In(ws[v].lower, {"is", "was", "has", "had", "does", "did", "says",
+                                            "said", "will", "would", "can", "could", "thinks",
+                                            "wants", "knows", "loves", "likes", "needs"}));
+}
+
 Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   Stripped c;
   for (size_t i = 0; i + 1 < ws.size() && i < 3; ++i) {
@@ -209,8 +221,11 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
                !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
       ws.erase(ws.begin());
       changed = true;
-    } else if (m == nullptr && In(ws[0].lower, KinVocatives())) {
+    } else if (m == nullptr && In(ws[0].lower, KinVocatives()) && !KinAsSubject(ws)) {
       ws.erase(ws.begin());  // "Mum that's so much food", "Dad we are happy"
+      changed = true;
+    } else if (ws[0].lower == "please" && absl::StrContains(ws[0].tail, ",")) {
+      ws.erase(ws.begin());  // "Yes please, still helps": a courtesy, not a request
       changed = true;
     } else if (In(ws[0].lower, {"my", "i"}) &&
                In(ws[1].lower, {"darlings", "darling", "people", "friends", "loves", "mean"})) {
@@ -366,6 +381,12 @@ bool HasTime(const std::vector<Word>& ws) {
         In(ws[i + 1].lower, {"week", "month", "year", "weekend", "time", "one"})) {
       return true;
     }
+    // "in six weeks", "in 3 days": a moment that far from now ("within two
+    // weeks" is a limit a rule sets, not a moment).
+    if (i + 2 < ws.size() && ws[i].lower == "in" &&
+        In(ws[i + 2].lower, {"days", "weeks", "months", "hours"})) {
+      return true;
+    }
   }
   return false;
 }
@@ -389,6 +410,16 @@ std::optional<ClauseReading> GroupArrangement(const std::vector<Word>& ws, const
   if (group_mention && (plan || HasTime(ws))) return read.Group(ws, "arrangement for the group");
   if (members.size() >= 2) return read.Group(ws, "members' positions");
   return std::nullopt;
+}
+
+// A decision with no subject of its own: a verb of arranging ("Already
+// booked the date", "Moved to Thursday"); a word that only names a decision
+// or its status ("Series A confirmed", "Independent decision, good outcome")
+// when it is tied to a time.
+bool ArrangedDecision(const std::vector<Word>& ws) {
+  if (!HasWord(ws, DecisionWords())) return false;
+  return HasTime(ws) || !HasWord(ws, {"decision", "final", "deadline", "confirmed", "chosen"}) ||
+         HasWord(ws, {"booked", "scheduled", "settled", "agreed", "decided"});
 }
 
 // "X it is": a choice made ("Porto it is").
@@ -460,6 +491,12 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     return read.Other(c.addressee, ws, "addressee");
   }
   if (ChoiceMade(ws)) return read.Decided(ws, "choice made");
+  // "Let me look at September dates": what the speaker will do.
+  if (w0 == "let" && w1 == "me" && ws.size() > 2) {
+    ws[0] = Word{"I", "i", ""};
+    ws[1] = Word{"will", "will", ws[1].tail};
+    return read.Self(ws, "first person");
+  }
   // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
   // speaker would have someone do, not something that is so of anyone.
   if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
@@ -488,7 +525,10 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     return read.Other(Speaker{m->speaker_id, NameOf(*m)}, ws, "named member");
   }
   if (In(w0, ThirdPronoun())) return Nothing("unresolved pronoun");
-  if ((HasWord(ws, DecisionWords()) || FromNowOn(ws)) && !first_person) {
+  // "Dad always has the final word": family outside the roster, the
+  // speaker's own circle.
+  if (In(w0, KinVocatives())) return read.Self(ws, "the speaker's family");
+  if ((ArrangedDecision(ws) || FromNowOn(ws)) && !first_person) {
     return read.Decided(ws, "decision");
   }
   return read.Self(ws, "no subject of its own");
@@ -615,6 +655,13 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   }
 
   if (MomentaryStatus(ws)) return Nothing("momentary status");
+  // "Kicking off offsite planning", "Circling back on the budget": talk
+  // about the conversation itself.
+  if (ws.size() > 1 &&
+      In(w0, {"kicking", "circling", "following", "checking", "wrapping", "moving"}) &&
+      In(w1, {"off", "back", "up", "in", "on"})) {
+    return Nothing("announcement");
+  }
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);
   if (content == 0 || PhaticOnly(ws, ctx)) return Nothing("acknowledgement");

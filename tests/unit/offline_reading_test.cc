@@ -1,0 +1,98 @@
+// The offline Writer's reading of single clauses whose words mislead a
+// pattern: a kinship word as a subject, a courtesy "please", a decision word
+// in news, a subordinate "you", "let me", talk about the conversation. Every
+// sentence is written for its test (none taken from the benchmark data).
+#include <catch2/catch.hpp>
+
+#include "tests/unit/writer_roster.h"
+#include "writer/writer_model.h"
+
+namespace speakermem::writer {
+namespace {
+
+using testing::Msg;
+using testing::Write;
+using Type = WriterAction::Type;
+
+TEST_CASE("offline Writer: a kinship word before a verb is the subject, not an address",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Dad always has the final word")});
+  REQUIRE(a.size() == 1);
+  // Family outside the roster is the speaker's own circle, not a rule of
+  // the group ("always") nor a decision ("final").
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].content == "Dad always has the final word");
+  // Addressed, the kinship word goes and the clause is read without it.
+  auto b = Write({Msg("bob", "Mum we'll book the cabin for August")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].content == "The group will book the cabin for August");
+}
+
+TEST_CASE("offline Writer: 'please' with a comma is a courtesy, not a request to the group",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Yes please, that still helps a lot. I'll send the form tonight.")});
+  for (const auto& x : a) CHECK(x.owner == "bob");
+  REQUIRE(!a.empty());
+  CHECK(a[0].content.find("Bob will send the form tonight") != std::string::npos);
+  // A request proper is still the group's.
+  auto b = Write({Msg("bob", "Please send receipts within two weeks")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "insight");
+}
+
+TEST_CASE("offline Writer: a word that names a decision is the group's only with a time",
+          "[writer][reading]") {
+  // News of the speaker's own: not a choice of the group.
+  auto a = Write({Msg("bob", "Funding round closed. Series B confirmed, onwards")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].layer == "core");
+  // Tied to a time, it is the group's decision.
+  auto b = Write({Msg("bob", "Thursday 8pm at the pizza place confirmed")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+  CHECK(b[0].content == "The group decided: Thursday 8pm at the pizza place confirmed");
+  // So is a span from now.
+  auto d = Write({Msg("bob", "Entry deadline in three weeks")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "GROUP");
+  CHECK(d[0].content == "The group decided: Entry deadline in three weeks");
+  // A verb of arranging needs no time.
+  auto c = Write({Msg("bob", "Already booked the minibus for everyone")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "GROUP");
+}
+
+TEST_CASE("offline Writer: 'you' after a subordinator is a subject and takes its verb",
+          "[writer][reading]") {
+  auto a = Write({Msg("alice", "Chen hi"), Msg("bob", "I can drive whenever you are ready")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content == "Bob can drive whenever Alice is ready");
+}
+
+TEST_CASE("offline Writer: 'let me' is the speaker's plan; 'let' addressed is advice",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Let me look at flights for the second week")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content == "Bob will look at flights for the second week");
+  auto b = Write({Msg("bob", "Chen let him sort out the tickets himself")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].type == Type::kNoop);
+}
+
+TEST_CASE("offline Writer: talk about the conversation itself is not remembered",
+          "[writer][reading]") {
+  auto a = Write({Msg("alice", "Kicking off trip planning. I'd like us to pick dates by Monday")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "alice");
+  CHECK(a[0].content == "Alice would like us to pick dates by Monday");
+}
+
+}  // namespace
+}  // namespace speakermem::writer
