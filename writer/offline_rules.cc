@@ -631,6 +631,10 @@ std::optional<ClauseReading> Suggestion(absl::string_view clause, const MessageC
 
 }  // namespace
 
+namespace {
+ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx);
+}  // namespace
+
 ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   std::string trimmed(absl::StripAsciiWhitespace(clause));
   if (trimmed.empty()) return Nothing("empty");
@@ -642,6 +646,15 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   std::vector<Word> words = DropHedges(Words(trimmed));
   if (words.empty()) return Nothing("empty");
   const Stripped c = Strip(std::move(words), ctx);
+  ClauseReading r = ReadStripped(c, ctx);
+  if (c.addressee.speaker_id != ctx.addressee.speaker_id) r.addressed = c.addressee;
+  return r;
+}
+
+namespace {
+
+// A clause without its markers and address, read.
+ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   const std::vector<Word>& ws = c.ws;
   if (ws.empty()) return Nothing("filler");
   const std::string w0 = ws[0].lower;
@@ -675,8 +688,11 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   return ReadBySubject(c, ctx);
 }
 
-std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& ctx) {
+}  // namespace
+
+std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& message) {
   std::vector<ClauseReading> out;
+  MessageContext ctx = message;
   bool announced = false;  // "Booked!", "Confirmed." announce a decision
   for (const std::string& clause : SplitClauses(CleanText(text))) {
     std::vector<Word> ws = Words(clause);
@@ -685,7 +701,18 @@ std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageCont
       out.push_back(Nothing("decision announced"));
       continue;
     }
+    // "Emeka. You are coming on Christmas Eve.": a member's name on its own
+    // addresses what follows.
+    if (const WriterRosterMember* m = ws.size() == 1 ? Member(ws[0], ctx) : nullptr;
+        m != nullptr && m->speaker_id != ctx.speaker.speaker_id) {
+      ctx.addressee = Speaker{m->speaker_id, NameOf(*m)};
+      out.push_back(Nothing("address"));
+      continue;
+    }
     ClauseReading r = ReadClause(clause, ctx);
+    // "Diane, I have been thinking. You don't need ...": whom a clause
+    // addresses, the clauses after it address too.
+    if (!r.addressed.speaker_id.empty()) ctx.addressee = r.addressed;
     if (announced && r.kind == ClauseReading::Kind::kSelf && !HasWord(ws, FirstPersonSubject())) {
       r.kind = ClauseReading::Kind::kGroupPlan;
       r.about = kGroupOwner;

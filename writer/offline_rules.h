@@ -80,6 +80,7 @@ struct ClauseReading {
   std::string utype;    // fact, stance, observation, decision
   std::string content;  // stated as memory
   std::string why;      // the rule that decided, for tests and traces
+  Speaker addressed;    // a member the clause opened by addressing, if any
 };
 
 // How a choice of the group is stated when the clause does not name the

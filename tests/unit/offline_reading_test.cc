@@ -94,5 +94,25 @@ TEST_CASE("offline Writer: talk about the conversation itself is not remembered"
   CHECK(a[0].content == "Alice would like us to pick dates by Monday");
 }
 
+TEST_CASE("offline Writer: a member addressed by name is 'you' for the rest of the message",
+          "[writer][reading]") {
+  // The segment's previous speaker is Alice; the message addresses Chen.
+  auto a = Write({Msg("alice", "Morning all"), Msg("bob", "Chen. You are driving on Saturday.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "chen");
+  CHECK(a[0].layer == "profile");
+  CHECK(a[0].content == "Bob says Chen is driving on Saturday");
+  auto b = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "Dana, I have been thinking. You are the best one to chair it.")});
+  REQUIRE(b.size() >= 1);
+  CHECK(b.back().owner == "dana");
+  CHECK(b.back().content == "Bob says Dana is the best one to chair it");
+  // The address carries past a clause that is not remembered.
+  auto c = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "Chen, thank you so much! You were brilliant with the kids today")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "chen");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
