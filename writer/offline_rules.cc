@@ -231,6 +231,10 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
                In(ws[1].lower, {"darlings", "darling", "people", "friends", "loves", "mean"})) {
       ws.erase(ws.begin(), ws.begin() + 2);  // "My darlings, ...", "I mean ..."
       changed = true;
+    } else if (ws.size() > 2 && ws[0].lower == "i" && In(ws[1].lower, {"know", "guess", "see"}) &&
+               absl::StrContains(ws[1].tail, ",")) {
+      ws.erase(ws.begin(), ws.begin() + 2);  // "I know, I know, head down in ..."
+      changed = true;
     }
   }
   if (ws.size() > 1) {
@@ -678,6 +682,16 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);
   if (content == 0 || PhaticOnly(ws, ctx)) return Nothing("acknowledgement");
+  // "I know", "I see", "I guess so", "Me probably": an answer or a nod,
+  // nothing of its own.
+  if (ws.size() <= 3 && w0 == "i" &&
+      In(w1, {"know", "see", "guess", "agree", "mean", "understand", "get", "suppose"}) &&
+      std::all_of(ws.begin() + 2, ws.end(), [](const Word& w) {
+        return In(w.lower, {"so", "it", "that", "right", "too"});
+      })) {
+    return Nothing("acknowledgement");
+  }
+  if (ws.size() <= 2 && w0 == "me") return Nothing("short answer");
   // A reaction to what was just said ("That's character development").
   if (In(w0, Demonstrative()) && !first_person) return Nothing("reaction");
   // What a person says of themselves ("I'm vegetarian") and a choice made

@@ -131,7 +131,15 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
       }
     }
     if (!you.empty()) {
-      if (lw == "you" || lw == "u") {
+      if ((lw == "you" || lw == "u") && i + 1 < ws.size() &&
+          In(ws[i + 1].lower, {"all", "guys", "lot", "lads", "people"})) {
+        // "if you all say yes", "miss you all": everyone, not the addressee.
+        const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
+        ++i;
+        if (subject) conjugate_next(i + 1);
+        out.push_back("everyone" + ws[i].tail);
+        continue;
+      } else if (lw == "you" || lw == "u") {
         repl = you;
         // "you" as a subject: opening the clause, or after a word that opens
         // a clause of its own ("I know you want the goat": "... Emeka wants").

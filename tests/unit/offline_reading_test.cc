@@ -114,5 +114,27 @@ TEST_CASE("offline Writer: a member addressed by name is 'you' for the rest of t
   CHECK(c[0].owner == "chen");
 }
 
+TEST_CASE("offline Writer: 'I know', 'I guess so', 'me probably' are nods, not memory",
+          "[writer][reading]") {
+  for (const char* nod : {"I know", "I guess so", "I see.", "Me probably", "I know. I know."}) {
+    auto a = Write({Msg("bob", nod)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  // Before a statement, the nod goes and the statement stays.
+  auto b = Write({Msg("bob", "I know, I know, the garage still needs clearing out")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "The garage still needs clearing out");
+}
+
+TEST_CASE("offline Writer: 'you all' is everyone, not the addressee", "[writer][reading]") {
+  auto a = Write({Msg("alice", "Morning"), Msg("bob", "I'll book the cabin if you all say yes")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Bob will book the cabin if everyone says yes");
+  auto b = Write({Msg("alice", "Morning"), Msg("bob", "I miss you guys so much")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Bob misses everyone so much");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
