@@ -84,6 +84,15 @@ double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>
   return text::Jaccard(MatterWords(a), MatterWords(b));
 }
 
+// Jaccard against a current head: "says", which opens every profile
+// record ("Josh says Priya ..."), is no word of its matter.
+double HeadJaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::set<std::string> sa = MatterWords(a), sb = MatterWords(b);
+  sa.erase("says");
+  sb.erase("says");
+  return text::Jaccard(sa, sb);
+}
+
 // True when `a` adds no word of matter to `b` ("Porto it is" after "the
 // offsite moves to Porto").
 bool AddsNothing(const std::vector<std::string>& a, const std::vector<std::string>& b) {
@@ -244,7 +253,8 @@ class OfflineWriter final : public WriterModel {
       if (s.owner != a.owner || s.layer != a.layer) continue;
       if (!any_source && s.source != a.source) continue;
       if (AddsNothing(tokens, s.tokens)) return;  // said already
-      double sim = Jaccard(tokens, s.tokens);
+      // Against a head, "Dana says" of a member's profile is not matter.
+      double sim = s.entry_id.empty() ? Jaccard(tokens, s.tokens) : HeadJaccard(tokens, s.tokens);
       Slot*& best = s.entry_id.empty() ? own : head;
       double& best_sim = s.entry_id.empty() ? own_sim : head_sim;
       if (sim > best_sim || (sim == best_sim && sim >= 0)) {  // ties: the latest
@@ -253,7 +263,10 @@ class OfflineWriter final : public WriterModel {
       }
     }
     if (std::max(head_sim, own_sim) >= 0.9) return;  // restated unchanged
-    bool revises_head = head != nullptr && (head_sim >= 0.4 || (cue && head_sim >= 0.12));
+    // "Still in the same chair": what continues does not revise.
+    const bool continues = HasAny(words, {"still"}) && !HasAny(words, RevisionWords());
+    bool revises_head =
+        head != nullptr && !continues && (head_sim >= 0.4 || (cue && head_sim >= 0.12));
     // "Change of plan: Porto instead" shares no word with "the offsite is in
     // Lisbon": an explicit revision of a group plan with nothing closer in
     // this segment revises the group's latest plan.

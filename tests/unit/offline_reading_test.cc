@@ -136,5 +136,33 @@ TEST_CASE("offline Writer: 'you all' is everyone, not the addressee", "[writer][
   CHECK(b[0].content == "Bob misses everyone so much");
 }
 
+TEST_CASE("offline Writer: a statement that something continues does not revise it",
+          "[writer][reading]") {
+  std::vector<WriterHead> heads = {
+      {"h1", "core", "bob", "bob", "fact", "Bob works nights at the bakery on Main Street", 1}};
+  // "Still" says the record holds: both stay current.
+  auto a = Write({Msg("bob", "Still at the bakery on Main Street, nights as ever")}, heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kAdd);
+  // The same words without it revise the record, as before.
+  auto b =
+      Write({Msg("bob", "Nights at the bakery on Main Street are over, days from May")}, heads);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].type == Type::kUpdate);
+}
+
+TEST_CASE("offline Writer: 'says' is no word of a profile record's matter", "[writer][reading]") {
+  std::vector<WriterHead> heads = {
+      {"h1", "profile", "chen", "dana", "observation", "Dana says Chen looks well", 1}};
+  // "now" is a revision cue, but the two share only "says": a new record.
+  auto a = Write(
+      {Msg("alice", "Morning"), Msg("dana", "Chen you're the one with the interesting job now")},
+      heads);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kAdd);
+  CHECK(a[0].owner == "chen");
+  CHECK(a[0].content == "Dana says Chen is the one with the interesting job now");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
