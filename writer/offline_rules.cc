@@ -163,6 +163,20 @@ bool KinAsSubject(const std::vector<Word>& ws) {
                                             "wants", "knows", "loves", "likes", "needs"}));
 }
 
+// "The whole thing is a rooftop Sam": a member's name closing a clause
+// after a word that takes no object (not "with Sam", "told Sam").
+bool TrailingAddress(const std::vector<Word>& ws) {
+  const std::string& before = ws[ws.size() - 2].lower;
+  if (IsStopword(before) || absl::EndsWith(before, "'s")) return false;
+  return !In(
+      before,
+      {"told",   "tell",    "ask",  "asked",  "thank",  "thanks",    "love",   "miss",    "met",
+       "meet",   "saw",     "see",  "call",   "called", "text",      "texted", "invite",  "invited",
+       "blame",  "trust",   "help", "helped", "join",   "owe",       "pay",    "paid",    "give",
+       "gave",   "send",    "sent", "ping",   "follow", "tag",       "beat",   "ditched", "hug",
+       "hugged", "backing", "back", "knows",  "know",   "including", "plus"});
+}
+
 Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   Stripped c;
   for (size_t i = 0; i + 1 < ws.size() && i < 3; ++i) {
@@ -240,7 +254,8 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   if (ws.size() > 1) {
     const WriterRosterMember* m = Member(ws.back(), ctx);
     if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&
-        absl::StrContains(ws[ws.size() - 2].tail, ",")) {
+        (absl::StrContains(ws[ws.size() - 2].tail, ",") ||
+         (ws.size() > 3 && TrailingAddress(ws)))) {
       c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.pop_back();
     }

@@ -164,5 +164,16 @@ TEST_CASE("offline Writer: 'says' is no word of a profile record's matter", "[wr
   CHECK(a[0].content == "Dana says Chen is the one with the interesting job now");
 }
 
+TEST_CASE("offline Writer: a member's name closing a clause addresses them", "[writer][reading]") {
+  auto a =
+      Write({Msg("alice", "Morning"), Msg("bob", "The ferry is faster if you're serious Chen")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "The ferry is faster if Chen is serious");
+  // After a word that takes an object, the name is part of the clause.
+  auto b = Write({Msg("alice", "Morning"), Msg("bob", "I am driving up on Friday with Chen")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Bob is driving up on Friday with Chen");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
