@@ -75,7 +75,7 @@ TEST_CASE("offline Writer: 'you' after a subordinator is a subject and takes its
   CHECK(a[0].content == "Bob can drive whenever Alice is ready");
 }
 
-TEST_CASE("offline Writer: 'let me' is the speaker's plan; 'let' addressed is advice",
+TEST_CASE("offline Writer: 'let me' is the speaker's plan, 'let' addressed is advice",
           "[writer][reading]") {
   auto a = Write({Msg("bob", "Let me look at flights for the second week")});
   REQUIRE(a.size() == 1);
