@@ -258,6 +258,10 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
          (ws.size() > 3 && TrailingAddress(ws)))) {
       c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.pop_back();
+    } else if (m == nullptr && In(ws.back().lower, KinVocatives()) &&
+               (absl::StrContains(ws[ws.size() - 2].tail, ",") ||
+                (ws.size() > 2 && TrailingAddress(ws)))) {
+      ws.pop_back();  // "your pepper soup is perfect mum", "nothing dramatic Mum"
     }
   }
   c.ws = std::move(ws);

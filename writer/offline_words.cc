@@ -106,8 +106,18 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
     if (!self.empty()) {
       if (lw == "i") {
         repl = self;
-        // "Cass and I vote": a plural subject keeps its verb.
-        if (i == 0 || ws[i - 1].lower != "and") conjugate_next(i + 1);
+        // "Cass and I vote", "my sister and I love": a plural subject keeps
+        // its verb; "... but I've been busy and I want" is "I" alone.
+        const bool plural =
+            i >= 2 && ws[i - 1].lower == "and" && ws[i - 2].tail.empty() &&
+            (absl::ascii_isupper(static_cast<unsigned char>(ws[i - 2].text[0])) ||
+             In(ws[i - 2].lower,
+                {"wife",      "husband",    "partner", "sister",   "brother",   "mum",
+                 "mom",       "dad",        "son",     "daughter", "friend",    "kids",
+                 "boyfriend", "girlfriend", "family",  "father",   "mother",    "parents",
+                 "uncle",     "aunt",       "auntie",  "cousin",   "colleague", "boss",
+                 "he",        "she",        "him",     "her",      "they"}));
+        if (!plural) conjugate_next(i + 1);
       } else if (lw == "i'm" || lw == "im") {
         repl = self + " is";
       } else if (lw == "i've") {

@@ -170,9 +170,23 @@ TEST_CASE("offline Writer: a member's name closing a clause addresses them", "[w
   REQUIRE(a.size() == 1);
   CHECK(a[0].content == "The ferry is faster if Chen is serious");
   // After a word that takes an object, the name is part of the clause.
+  // So does a kinship word outside the roster.
+  auto k = Write({Msg("bob", "The lasagne last night was perfect mum")});
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].content == "The lasagne last night was perfect");
   auto b = Write({Msg("alice", "Morning"), Msg("bob", "I am driving up on Friday with Chen")});
   REQUIRE(b.size() == 1);
   CHECK(b[0].content == "Bob is driving up on Friday with Chen");
+}
+
+TEST_CASE("offline Writer: 'and I' after a clause is 'I' alone, after a person a plural",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "The flat is tiny and I want a bigger one by autumn")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "The flat is tiny and Bob wants a bigger one by autumn");
+  auto b = Write({Msg("bob", "My sister and I love the coast in winter")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Bob's sister and Bob love the coast in winter");
 }
 
 }  // namespace
