@@ -1,5 +1,7 @@
 #include "writer/offline_words.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -20,6 +22,15 @@ std::vector<Word> Words(absl::string_view clause) {
     while (!w.empty() && std::string(".,!?;:\"()").find(w.back()) != std::string::npos) {
       tail.insert(tail.begin(), w.back());
       w.pop_back();
+    }
+    // Brackets and quotes lose both ends: "(12k, 600m)" reads ", 12k, 600m,".
+    const bool closes = tail.find(')') != std::string::npos;
+    tail.erase(
+        std::remove_if(tail.begin(), tail.end(), [](char c) { return c == ')' || c == '"'; }),
+        tail.end());
+    if (closes && tail.empty()) tail = ",";
+    if (!w.empty() && w.front() == '(' && !out.empty() && out.back().tail.empty()) {
+      out.back().tail = ",";
     }
     while (!w.empty() && std::string("\"(").find(w.front()) != std::string::npos) w.erase(0, 1);
     while (!w.empty() && w.front() == '\'') w.erase(0, 1);

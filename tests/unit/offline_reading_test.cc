@@ -189,5 +189,12 @@ TEST_CASE("offline Writer: 'and I' after a clause is 'I' alone, after a person a
   CHECK(b[0].content == "Bob's sister and Bob love the coast in winter");
 }
 
+TEST_CASE("offline Writer: brackets and quotes do not reach a record half open",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "I booked the Larch Hut (two nights, 40 each) for \"the weekend\".")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Bob booked the Larch Hut, two nights, 40 each, for the weekend");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
