@@ -167,6 +167,11 @@ bool KinAsSubject(const std::vector<Word>& ws) {
 // after a word that takes no object (not "with Sam", "told Sam").
 bool TrailingAddress(const std::vector<Word>& ws) {
   const std::string& before = ws[ws.size() - 2].lower;
+  // Words that end a clause: "I'm not inventing it Dani", "done already Sam".
+  if (In(before, {"it", "this", "that", "too", "though", "again", "then", "now", "today", "tonight",
+                  "yet", "already", "anyway", "here", "there"})) {
+    return true;
+  }
   if (IsStopword(before) || absl::EndsWith(before, "'s")) return false;
   return !In(
       before,

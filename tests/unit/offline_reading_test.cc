@@ -170,6 +170,10 @@ TEST_CASE("offline Writer: a member's name closing a clause addresses them", "[w
   REQUIRE(a.size() == 1);
   CHECK(a[0].content == "The ferry is faster if Chen is serious");
   // After a word that takes an object, the name is part of the clause.
+  // A word that ends a clause before it, too.
+  auto e = Write({Msg("bob", "I am not inventing it Chen")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].content == "Bob is not inventing it");
   // So does a kinship word outside the roster.
   auto k = Write({Msg("bob", "The lasagne last night was perfect mum")});
   REQUIRE(k.size() == 1);
