@@ -114,6 +114,19 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
   for (size_t i = start; i < ws.size(); ++i) {
     const std::string& lw = ws[i].lower;
     std::string repl = ws[i].text;
+    // "I'd rather not fly, I'm trying to ...": a second clause of the same
+    // subject after a comma reads "..., and is trying to ...".
+    if (!self.empty() && named_self && i > 0 && ws[i - 1].tail == "," &&
+        In(ws[0].lower, {"i", "i'm", "im", "i've", "i'll", "i'd"}) &&
+        In(lw, {"i", "i'm", "im", "i've", "i'll"})) {
+      if (lw == "i") conjugate_next(i + 1);
+      out.push_back(lw == "i"      ? "and"
+                    : lw == "i've" ? "and has"
+                    : lw == "i'll" ? "and will"
+                                   : "and is");
+      if (!ws[i].tail.empty()) out.back() += ws[i].tail;
+      continue;
+    }
     if (!self.empty()) {
       if (lw == "i") {
         repl = self;

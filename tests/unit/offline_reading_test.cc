@@ -200,5 +200,16 @@ TEST_CASE("offline Writer: brackets and quotes do not reach a record half open",
   CHECK(a[0].content == "Bob booked the Larch Hut, two nights, 40 each, for the weekend");
 }
 
+TEST_CASE("offline Writer: the speaker is named once in a clause that opens with 'I'",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "I'd rather not drive this time, I'm trying to sleep on the way")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Bob would rather not drive this time, and is trying to sleep on the way");
+  // Another subject in between keeps the name.
+  auto b = Write({Msg("bob", "March is hard for me, I was away all February")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "March is hard for Bob, Bob was away all February");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
