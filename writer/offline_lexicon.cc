@@ -145,10 +145,10 @@ const Set& SeveralAddressees() {
 
 const Set& ClauseOpeners() {
   static const auto* s =
-      new Set{"that",     "if",    "when",    "because",  "unless", "until",  "know",
-              "whenever", "once",  "while",   "since",    "before", "after",  "so",
-              "knows",    "think", "thinks",  "hope",     "hopes",  "guess",  "guesses",
-              "bet",      "bets",  "believe", "believes", "reckon", "reckons"};
+      new Set{"that",     "if",     "when",    "because", "unless",  "until", "know",  "whenever",
+              "once",     "while",  "since",   "before",  "after",   "so",    "knows", "think",
+              "thinks",   "hope",   "hopes",   "guess",   "guesses", "bet",   "bets",  "believe",
+              "believes", "reckon", "reckons", "glad",    "sorry",   "sure",  "proud", "happy"};
   return *s;
 }
 

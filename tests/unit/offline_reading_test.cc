@@ -127,6 +127,14 @@ TEST_CASE("offline Writer: 'I know', 'I guess so', 'me probably' are nods, not m
   CHECK(b[0].content == "The garage still needs clearing out");
 }
 
+TEST_CASE("offline Writer: 'you' after 'glad', 'sorry', 'sure' takes its verb",
+          "[writer][reading]") {
+  auto a = Write(
+      {Msg("alice", "The scarf arrived"), Msg("bob", "So glad you like the scarf, I knitted it")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Glad Alice likes the scarf, Bob knitted it");
+}
+
 TEST_CASE("offline Writer: 'you all' is everyone, not the addressee", "[writer][reading]") {
   auto a = Write({Msg("alice", "Morning"), Msg("bob", "I'll book the cabin if you all say yes")});
   REQUIRE(a.size() == 1);
