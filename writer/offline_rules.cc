@@ -388,18 +388,29 @@ bool FromNowOn(const std::vector<Word>& ws) {
 
 // A member's view of another member ("I think Bob ..."), or nothing.
 std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Readings& read,
-                                          const MessageContext& ctx) {
+                                          const MessageContext& ctx, const Speaker& addressee) {
   if (ws.size() <= 2 || ws[0].lower != "i" || !In(ws[1].lower, ViewVerbs())) return std::nullopt;
   size_t at = 2;
   if (at < ws.size() && ws[at].lower == "that") ++at;
   if (at >= ws.size()) return std::nullopt;
+  // What the speaker saw or heard of a member keeps its verb ("Bev saw
+  // Marcus limping"); what they think of one is that member's clause.
+  const bool perceived = In(ws[1].lower, {"saw", "heard", "noticed", "hear"});
+  auto view = [&](const Speaker& who, const char* why) -> std::optional<ClauseReading> {
+    std::vector<Word> about(ws.begin() + static_cast<long>(perceived ? 0 : at), ws.end());
+    if (about.size() <= (perceived ? 3 : 1)) return std::nullopt;
+    ClauseReading r = read.Other(who, about, why);
+    r.utype = perceived ? "observation" : "stance";
+    return r;
+  };
+  // "I saw you limping at the end": a view of the member addressed.
+  if (In(ws[at].lower, SecondPersonSubject()) && !addressee.speaker_id.empty() &&
+      addressee.speaker_id != ctx.speaker.speaker_id) {
+    return view(addressee, "view of the member addressed");
+  }
   const WriterRosterMember* m = Member(ws[at], ctx);
   if (m == nullptr || m->speaker_id == ctx.speaker.speaker_id) return std::nullopt;
-  std::vector<Word> about(ws.begin() + static_cast<long>(at), ws.end());
-  if (about.size() <= 1) return std::nullopt;
-  ClauseReading r = read.Other(Speaker{m->speaker_id, NameOf(*m)}, about, "view of a member");
-  r.utype = "stance";
-  return r;
+  return view(Speaker{m->speaker_id, NameOf(*m)}, "view of a member");
 }
 
 bool HasTime(const std::vector<Word>& ws) {
@@ -469,7 +480,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   }
   if (std::optional<ClauseReading> g = GroupArrangement(ws, read, ctx)) return *g;
   if (first_person) {
-    if (std::optional<ClauseReading> view = ViewOfMember(ws, read, ctx)) return *view;
+    if (std::optional<ClauseReading> view = ViewOfMember(ws, read, ctx, c.addressee)) return *view;
   }
   // "I think we should ...": the speaker proposes a plan for the group.
   if (w0 == "i" && In(w1, ViewVerbs()) && ws.size() > 3 && In(ws[2].lower, GroupSubject()) &&

@@ -227,6 +227,8 @@ class OfflineWriter final : public WriterModel {
       if (a.layer == "profile") {
         // "Bob says no flights after nine", "Bob says Dana looks well".
         const std::string first = absl::AsciiStrToLower(a.content.substr(0, a.content.find(' ')));
+        // "Bev saw Marcus limping" names its speaker already.
+        if (absl::StartsWith(a.content, absl::StrCat(ctx.speaker.name, " "))) continue;
         if (text::IsStopword(first) || first == "no" || first == "not")
           a.content[0] = absl::ascii_tolower(static_cast<unsigned char>(a.content[0]));
         a.content = absl::StrCat(ctx.speaker.name, " says ", a.content);

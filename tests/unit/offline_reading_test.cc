@@ -219,5 +219,19 @@ TEST_CASE("offline Writer: the speaker is named once in a clause that opens with
   CHECK(b[0].content == "March is hard for Bob, Bob was away all February");
 }
 
+TEST_CASE("offline Writer: what the speaker thinks or saw of the addressee is their profile",
+          "[writer][reading]") {
+  auto a = Write({Msg("alice", "Morning"), Msg("bob", "Chen I know you want the window seat")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "chen");
+  CHECK(a[0].layer == "profile");
+  CHECK(a[0].content == "Bob says Chen wants the window seat");
+  // Seen or heard, the record keeps its verb and names its speaker once.
+  auto b = Write({Msg("alice", "Morning"), Msg("bob", "Dana I saw you limping after the match")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "dana");
+  CHECK(b[0].content == "Bob saw Dana limping after the match");
+}
+
 }  // namespace
 }  // namespace speakermem::writer

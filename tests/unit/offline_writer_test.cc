@@ -220,13 +220,19 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(b[1].layer == "profile");
   CHECK(b[1].content == "Alice says Bob could have texted before ten, to be fair");
 
-  // "you" opening a clause of its own takes the verb's third person too (after
-  // the speaker's verb, itself rewritten: "I know" -> "Alice knows").
+  // "you" opening a clause of its own takes the verb's third person too;
+  // "I know you ..." is the speaker's view of the addressee: their profile.
   auto k = Write({Msg("chen", "Sorry, the investor call ran over"),
                   Msg("alice", "I know you want the window seat on the ferry")});
   REQUIRE(k.size() == 2);
-  CHECK(k[1].owner == "alice");
-  CHECK(k[1].content == "Alice knows Chen wants the window seat on the ferry");
+  CHECK(k[1].owner == "chen");
+  CHECK(k[1].layer == "profile");
+  CHECK(k[1].content == "Alice says Chen wants the window seat on the ferry");
+  auto g = Write({Msg("chen", "Sorry, the investor call ran over"),
+                  Msg("alice", "I'm glad you want the window seat on the ferry")});
+  REQUIRE(g.size() == 2);
+  CHECK(g[1].owner == "alice");
+  CHECK(g[1].content == "Alice is glad Chen wants the window seat on the ferry");
 
   // Without a reply target: the segment's previous speaker.
   auto c = Write({Msg("chen", "Sorry, the investor call ran over"),
