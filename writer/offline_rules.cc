@@ -256,6 +256,12 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       changed = true;
     }
   }
+  // A tag question ("... for a while hasn't it", "... isn't it") asks
+  // nothing the statement does not say.
+  if (ws.size() > 3 && absl::EndsWith(ws[ws.size() - 2].lower, "n't") &&
+      In(ws.back().lower, {"it", "you", "they", "he", "she", "we", "i", "there"})) {
+    ws.resize(ws.size() - 2);
+  }
   if (ws.size() > 1) {
     const WriterRosterMember* m = Member(ws.back(), ctx);
     if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&

@@ -114,6 +114,12 @@ TEST_CASE("offline Writer: a member addressed by name is 'you' for the rest of t
   CHECK(c[0].owner == "chen");
 }
 
+TEST_CASE("offline Writer: a tag question leaves its statement", "[writer][reading]") {
+  auto a = Write({Msg("bob", "The boiler has been playing up since March hasn't it")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "The boiler has been playing up since March");
+}
+
 TEST_CASE("offline Writer: 'I know', 'I guess so', 'me probably' are nods, not memory",
           "[writer][reading]") {
   for (const char* nod : {"I know", "I guess so", "I see.", "Me probably", "I know. I know."}) {
