@@ -164,6 +164,27 @@ const Set& KinVocatives() {
 
 // Common verbs in their base form: a clause opening with one is an
 // imperative, advice or a request to the person addressed.
+const Set& ThirdPersonVerbs() {
+  static const auto* s =
+      new Set{"is",    "was", "has",   "had",    "does",  "did",   "says",  "said",  "will",
+              "would", "can", "could", "thinks", "wants", "knows", "loves", "likes", "needs"};
+  return *s;
+}
+const Set& ClauseEnders() {
+  static const auto* s =
+      new Set{"it",    "this",    "that", "too",     "though", "again", "then", "now",
+              "today", "tonight", "yet",  "already", "anyway", "here",  "there"};
+  return *s;
+}
+const Set& TakesAPerson() {
+  static const auto* s = new Set{
+      "told",   "tell",    "ask",  "asked",  "thank",  "thanks",    "love",   "miss",    "met",
+      "meet",   "saw",     "see",  "call",   "called", "text",      "texted", "invite",  "invited",
+      "blame",  "trust",   "help", "helped", "join",   "owe",       "pay",    "paid",    "give",
+      "gave",   "send",    "sent", "ping",   "follow", "tag",       "beat",   "ditched", "hug",
+      "hugged", "backing", "back", "knows",  "know",   "including", "plus"};
+  return *s;
+}
 const Set& ImperativeVerbs() {
   static const auto* s = new Set{
       "ask",      "bring",   "book",  "buy",   "call",    "calm",    "check", "choose",   "come",

@@ -45,6 +45,13 @@ const Set& SeveralAddressees();
 const Set& ClauseOpeners();
 // Kinship and endearment terms used to address someone ("Mum, ...").
 const Set& KinVocatives();
+// Third-person verbs that show a kinship word is the subject ("Dad says").
+const Set& ThirdPersonVerbs();
+// Words that end a clause, so a name after them addresses someone ("I'm
+// not inventing it Dani"); and words after which a name is their object
+// ("told Sam", "with Sam" is a stopword), not an address.
+const Set& ClauseEnders();
+const Set& TakesAPerson();
 // Common verbs in their base form: a clause opening with one is advice or a
 // request to the person addressed.
 const Set& ImperativeVerbs();

@@ -146,42 +146,29 @@ struct Stripped {
   Speaker addressee;                                 // a vocative overrides the context's
 };
 
-// A short label before a colon ("Updated decision: ...", "Budget question:
-// ..."): its words mark the clause, the rest is the matter. A member's name
-// as the label ("Yusuf: no autumn") says what holds for that member. Then the
-// opening markers and vocatives ("Yeah.", "Honestly", "Priya, ...") and a
-// closing vocative (", Leon"), a vocative naming the addressee.
 // "Dad always has the final word", "Mum says ...": a kinship word before a
 // verb is who the clause is about, not whom it addresses.
 bool KinAsSubject(const std::vector<Word>& ws) {
   if (absl::StrContains(ws[0].tail, ",")) return false;
   size_t v = 1;
   while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
-  return v > 1 ||
-         (v < ws.size() && In(ws[v].lower, {"is", "was", "has", "had", "does", "did", "says",
-                                            "said", "will", "would", "can", "could", "thinks",
-                                            "wants", "knows", "loves", "likes", "needs"}));
+  return v > 1 || (v < ws.size() && In(ws[v].lower, ThirdPersonVerbs()));
 }
 
 // "The whole thing is a rooftop Sam": a member's name closing a clause
 // after a word that takes no object (not "with Sam", "told Sam").
 bool TrailingAddress(const std::vector<Word>& ws) {
   const std::string& before = ws[ws.size() - 2].lower;
-  // Words that end a clause: "I'm not inventing it Dani", "done already Sam".
-  if (In(before, {"it", "this", "that", "too", "though", "again", "then", "now", "today", "tonight",
-                  "yet", "already", "anyway", "here", "there"})) {
-    return true;
-  }
+  if (In(before, ClauseEnders())) return true;  // "I'm not inventing it Dani"
   if (IsStopword(before) || absl::EndsWith(before, "'s")) return false;
-  return !In(
-      before,
-      {"told",   "tell",    "ask",  "asked",  "thank",  "thanks",    "love",   "miss",    "met",
-       "meet",   "saw",     "see",  "call",   "called", "text",      "texted", "invite",  "invited",
-       "blame",  "trust",   "help", "helped", "join",   "owe",       "pay",    "paid",    "give",
-       "gave",   "send",    "sent", "ping",   "follow", "tag",       "beat",   "ditched", "hug",
-       "hugged", "backing", "back", "knows",  "know",   "including", "plus"});
+  return !In(before, TakesAPerson());
 }
 
+// A short label before a colon ("Updated decision: ...", "Budget question:
+// ..."): its words mark the clause, the rest is the matter. A member's name
+// as the label ("Yusuf: no autumn") says what holds for that member. Then the
+// opening markers and vocatives ("Yeah.", "Honestly", "Priya, ...") and a
+// closing vocative (", Leon"), a vocative naming the addressee.
 Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   Stripped c;
   for (size_t i = 0; i + 1 < ws.size() && i < 3; ++i) {
@@ -674,30 +661,6 @@ std::optional<ClauseReading> Suggestion(absl::string_view clause, const MessageC
   return r;
 }
 
-}  // namespace
-
-namespace {
-ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx);
-}  // namespace
-
-ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
-  std::string trimmed(absl::StripAsciiWhitespace(clause));
-  if (trimmed.empty()) return Nothing("empty");
-  // A question is evidence of interest, not a fact (its answer may be one).
-  if (trimmed.back() == '?') {
-    std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);
-    return suggestion.has_value() ? *std::move(suggestion) : Nothing("question");
-  }
-  std::vector<Word> words = DropHedges(Words(trimmed));
-  if (words.empty()) return Nothing("empty");
-  const Stripped c = Strip(std::move(words), ctx);
-  ClauseReading r = ReadStripped(c, ctx);
-  if (c.addressee.speaker_id != ctx.addressee.speaker_id) r.addressed = c.addressee;
-  return r;
-}
-
-namespace {
-
 // A clause without its markers and address, read.
 ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   const std::vector<Word>& ws = c.ws;
@@ -744,6 +707,22 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
 }
 
 }  // namespace
+
+ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
+  std::string trimmed(absl::StripAsciiWhitespace(clause));
+  if (trimmed.empty()) return Nothing("empty");
+  // A question is evidence of interest, not a fact (its answer may be one).
+  if (trimmed.back() == '?') {
+    std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);
+    return suggestion.has_value() ? *std::move(suggestion) : Nothing("question");
+  }
+  std::vector<Word> words = DropHedges(Words(trimmed));
+  if (words.empty()) return Nothing("empty");
+  const Stripped c = Strip(std::move(words), ctx);
+  ClauseReading r = ReadStripped(c, ctx);
+  if (c.addressee.speaker_id != ctx.addressee.speaker_id) r.addressed = c.addressee;
+  return r;
+}
 
 std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& message) {
   std::vector<ClauseReading> out;
