@@ -148,7 +148,8 @@ const Set& ClauseOpeners() {
       new Set{"that",     "if",     "when",    "because", "unless",  "until", "know",  "whenever",
               "once",     "while",  "since",   "before",  "after",   "so",    "knows", "think",
               "thinks",   "hope",   "hopes",   "guess",   "guesses", "bet",   "bets",  "believe",
-              "believes", "reckon", "reckons", "glad",    "sorry",   "sure",  "proud", "happy"};
+              "believes", "reckon", "reckons", "glad",    "sorry",   "sure",  "proud", "happy",
+              "what",     "where",  "how",     "why",     "who"};
   return *s;
 }
 

@@ -41,7 +41,8 @@ const Set& ViewVerbs();
 const Set& AfterAddress();
 // Words after "you" that make it several people ("you two", "you all").
 const Set& SeveralAddressees();
-// Words after which "you" opens a clause of its own ("I know you want ...").
+// Words after which "you" opens a clause of its own ("I know you want ...",
+// "tell me what you want").
 const Set& ClauseOpeners();
 // Kinship and endearment terms used to address someone ("Mum, ...").
 const Set& KinVocatives();

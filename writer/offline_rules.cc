@@ -712,11 +712,18 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   std::string trimmed(absl::StripAsciiWhitespace(clause));
   if (trimmed.empty()) return Nothing("empty");
   // A question is evidence of interest, not a fact (its answer may be one).
+  std::vector<Word> words = DropHedges(Words(trimmed));
   if (trimmed.back() == '?') {
     std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);
-    return suggestion.has_value() ? *std::move(suggestion) : Nothing("question");
+    ClauseReading r = suggestion.has_value() ? *std::move(suggestion) : Nothing("question");
+    // "Abi are you ok? you sounded tired": whom the question addresses,
+    // the clauses after it address too.
+    if (!words.empty()) {
+      const Stripped c = Strip(std::move(words), ctx);
+      if (c.addressee.speaker_id != ctx.addressee.speaker_id) r.addressed = c.addressee;
+    }
+    return r;
   }
-  std::vector<Word> words = DropHedges(Words(trimmed));
   if (words.empty()) return Nothing("empty");
   const Stripped c = Strip(std::move(words), ctx);
   ClauseReading r = ReadStripped(c, ctx);

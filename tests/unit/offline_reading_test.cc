@@ -239,5 +239,24 @@ TEST_CASE("offline Writer: what the speaker thinks or saw of the addressee is th
   CHECK(b[0].content == "Bob saw Dana limping after the match");
 }
 
+TEST_CASE("offline Writer: a question that opens by addressing a member sets 'you' after it",
+          "[writer][reading]") {
+  // The previous speaker is Alice; the question addresses Dana, and so does
+  // the statement after it.
+  auto a = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "Dana are you feeling better? you looked exhausted at the match")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].layer == "profile");
+  CHECK(a[0].content == "Bob says Dana looked exhausted at the match");
+}
+
+TEST_CASE("offline Writer: 'you' after a wh-word takes its verb", "[writer][reading]") {
+  auto a = Write({Msg("alice", "Morning"),
+                  Msg("bob", "I will cook whatever you like, I know what you want for the party")});
+  REQUIRE(!a.empty());
+  CHECK(a[0].content.find("what Alice wants for the party") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace speakermem::writer
