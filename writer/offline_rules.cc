@@ -683,6 +683,15 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
       In(w1, {"off", "back", "up", "in", "on"})) {
     return Nothing("announcement");
   }
+  // "Sending the link", "Attaching pics": what the message carries, not a
+  // matter of its own (a time makes it a plan: "Sharing the draft tonight").
+  if (ws.size() > 1 && ws.size() <= 4 &&
+      In(w0, {"sending", "sharing", "attaching", "posting", "forwarding", "dropping"}) &&
+      In(ws.back().lower, {"link", "links", "photo", "photos", "pic", "pics", "picture", "pictures",
+                           "screenshot", "screenshots", "file", "doc", "it", "them"}) &&
+      !HasTime(ws)) {
+    return Nothing("what the message carries");
+  }
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);
   if (content == 0 || PhaticOnly(ws, ctx)) return Nothing("acknowledgement");

@@ -189,6 +189,14 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = you + "'s";
       }
     }
+    // "I'd like us to pick a city", "she asked us to wait": the people asked
+    // are the conversation's members.
+    if (lw == "us" && i > 0 && i + 1 < ws.size() && ws[i + 1].lower == "to" &&
+        In(ws[i - 1].lower, {"like", "love", "want", "wants", "wanted", "need", "needs", "needed",
+                             "ask", "asks", "asked", "expect", "expects", "expected", "told",
+                             "tell", "tells", "remind", "reminded", "invited", "allow"})) {
+      repl = "the group";
+    }
     if (!self.empty() && absl::StartsWith(repl, self)) named_self = true;
     out.push_back(repl + ws[i].tail);
   }
@@ -201,6 +209,15 @@ std::vector<Word> DropHedges(std::vector<Word> ws) {
   std::vector<Word> out;
   std::string previous;
   for (size_t i = 0; i < ws.size(); ++i) {
+    // "..., but please remember I'm vegetarian", "Please note we moved to
+    // Thursday": a courtesy before what is to be remembered, not a request.
+    if (i + 2 < ws.size() && ws[i].lower == "please" &&
+        In(ws[i + 1].lower, {"remember", "note"}) &&
+        In(ws[i + 2].lower, {"i", "i'm", "im", "i've", "that", "we", "we're", "my"})) {
+      if (ws[i + 2].lower == "that") ++i;
+      ++i;
+      continue;
+    }
     const bool negated = previous == "not" || absl::EndsWith(previous, "n't");
     previous = ws[i].lower;
     if (!In(ws[i].lower, Hedges()) || (negated && ws[i].lower == "really")) {

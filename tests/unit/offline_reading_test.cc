@@ -91,7 +91,7 @@ TEST_CASE("offline Writer: talk about the conversation itself is not remembered"
   auto a = Write({Msg("alice", "Kicking off trip planning. I'd like us to pick dates by Monday")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "alice");
-  CHECK(a[0].content == "Alice would like us to pick dates by Monday");
+  CHECK(a[0].content == "Alice would like the group to pick dates by Monday");
 }
 
 TEST_CASE("offline Writer: a member addressed by name is 'you' for the rest of the message",
@@ -256,6 +256,44 @@ TEST_CASE("offline Writer: 'you' after a wh-word takes its verb", "[writer][read
                   Msg("bob", "I will cook whatever you like, I know what you want for the party")});
   REQUIRE(!a.empty());
   CHECK(a[0].content.find("what Alice wants for the party") != std::string::npos);
+}
+
+TEST_CASE("offline Writer: 'us' asked to do something is the group", "[writer][reading]") {
+  auto a = Write({Msg("alice", "I'd like us to choose a venue by Monday")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "alice");
+  CHECK(a[0].content == "Alice would like the group to choose a venue by Monday");
+  // Elsewhere "us" may be the speaker's own circle and stays.
+  auto b = Write({Msg("bob", "The landlord gave us a week to move out")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "The landlord gave us a week to move out");
+}
+
+TEST_CASE("offline Writer: what a message carries is not a matter of its own",
+          "[writer][reading]") {
+  auto c = Write({Msg("dana", "I found a lakeside cabin with a sauna. Sending the link")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Dana found a lakeside cabin with a sauna");
+  auto a = Write({Msg("dana", "Sending the link")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].type == Type::kNoop);
+  // With a time it is a plan.
+  auto b = Write({Msg("dana", "Sharing the draft budget tonight")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "dana");
+}
+
+TEST_CASE("offline Writer: 'please remember' before a statement is a courtesy",
+          "[writer][reading]") {
+  auto a = Write({Msg("dana", "Any date works for me, but please remember I'm allergic to nuts")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].content == "Any date works for Dana, but Dana is allergic to nuts");
+  // Before the group's news it is the group's decision, not a request.
+  auto b = Write({Msg("alice", "Please note we moved the dinner to Thursday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
 }
 
 }  // namespace
