@@ -721,7 +721,12 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   std::string trimmed(absl::StripAsciiWhitespace(clause));
   if (trimmed.empty()) return Nothing("empty");
   // A question is evidence of interest, not a fact (its answer may be one).
-  std::vector<Word> words = DropHedges(Words(trimmed));
+  std::vector<Word> raw = Words(trimmed);
+  // "Classic Leon response", "Typical Monday": a reaction, nothing more.
+  if (!raw.empty() && raw.size() <= 4 && In(raw[0].lower, {"classic", "typical", "vintage"})) {
+    return Nothing("reaction");
+  }
+  std::vector<Word> words = DropHedges(std::move(raw));
   if (trimmed.back() == '?') {
     std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);
     ClauseReading r = suggestion.has_value() ? *std::move(suggestion) : Nothing("question");

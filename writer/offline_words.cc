@@ -152,7 +152,9 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         const bool had =
             (absl::EndsWith(next, "ed") && !absl::EndsWith(next, "eed")) ||
             In(next, {"been", "had", "gone", "done", "seen", "known", "taken", "given", "got",
-                      "forgotten", "heard", "found", "left", "told", "made", "bought"});
+                      "forgotten", "heard", "found", "left", "told", "made", "bought", "paid",
+                      "said", "sent", "spent", "put", "lost", "won", "met", "thought", "kept",
+                      "felt", "held", "built", "meant", "brought", "forgot", "run", "come"});
         repl = self + (had ? " had" : " would");
       } else if (lw == "i'll") {
         repl = self + " will";

@@ -296,5 +296,14 @@ TEST_CASE("offline Writer: 'please remember' before a statement is a courtesy",
   CHECK(b[0].layer == "interaction");
 }
 
+TEST_CASE("offline Writer: 'classic X' is a reaction, 'I'd paid' is had", "[writer][reading]") {
+  auto a = Write({Msg("alice", "I might be late again"), Msg("bob", "Classic Alice move")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "alice");  // Bob's reaction is no record of Alice's profile
+  auto b = Write({Msg("chen", "Before I knew it I'd paid the deposit for the whole flat")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Before Chen knew it Chen had paid the deposit for the whole flat");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
