@@ -151,10 +151,11 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
         const bool had =
             (absl::EndsWith(next, "ed") && !absl::EndsWith(next, "eed")) ||
-            In(next, {"been", "had", "gone", "done", "seen", "known", "taken", "given", "got",
-                      "forgotten", "heard", "found", "left", "told", "made", "bought", "paid",
-                      "said", "sent", "spent", "put", "lost", "won", "met", "thought", "kept",
-                      "felt", "held", "built", "meant", "brought", "forgot", "run", "come"});
+            In(next, {"been",  "had",    "gone",      "done",    "seen",  "known", "taken",
+                      "given", "got",    "forgotten", "heard",   "found", "left",  "told",
+                      "made",  "bought", "paid",      "said",    "sent",  "spent", "put",
+                      "lost",  "won",    "met",       "thought", "kept",  "felt",  "held",
+                      "built", "meant",  "brought",   "forgot",  "run",   "come"});
         repl = self + (had ? " had" : " would");
       } else if (lw == "i'll") {
         repl = self + " will";
@@ -194,9 +195,10 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
     // "I'd like us to pick a city", "she asked us to wait": the people asked
     // are the conversation's members.
     if (lw == "us" && i > 0 && i + 1 < ws.size() && ws[i + 1].lower == "to" &&
-        In(ws[i - 1].lower, {"like", "love", "want", "wants", "wanted", "need", "needs", "needed",
-                             "ask", "asks", "asked", "expect", "expects", "expected", "told",
-                             "tell", "tells", "remind", "reminded", "invited", "allow"})) {
+        In(ws[i - 1].lower,
+           {"like",   "love", "want",  "wants",  "wanted",   "need",    "needs",
+            "needed", "ask",  "asks",  "asked",  "expect",   "expects", "expected",
+            "told",   "tell", "tells", "remind", "reminded", "invited", "allow"})) {
       repl = "the group";
     }
     if (!self.empty() && absl::StartsWith(repl, self)) named_self = true;
@@ -213,8 +215,7 @@ std::vector<Word> DropHedges(std::vector<Word> ws) {
   for (size_t i = 0; i < ws.size(); ++i) {
     // "..., but please remember I'm vegetarian", "Please note we moved to
     // Thursday": a courtesy before what is to be remembered, not a request.
-    if (i + 2 < ws.size() && ws[i].lower == "please" &&
-        In(ws[i + 1].lower, {"remember", "note"}) &&
+    if (i + 2 < ws.size() && ws[i].lower == "please" && In(ws[i + 1].lower, {"remember", "note"}) &&
         In(ws[i + 2].lower, {"i", "i'm", "im", "i've", "that", "we", "we're", "my"})) {
       if (ws[i + 2].lower == "that") ++i;
       ++i;
