@@ -186,6 +186,19 @@ const Set& TakesAPerson() {
       "hugged", "backing", "back", "knows",  "know",   "including", "plus"};
   return *s;
 }
+const Set& DroppedIVerbs() {
+  static const auto* s =
+      new Set{"prefer", "hate",  "hated", "need",     "needed",  "want", "wanted", "got",    "had",
+              "didn't", "can't", "won't", "couldn't", "haven't", "will", "forgot", "managed"};
+  return *s;
+}
+const Set& DroppedImVerbs() {
+  static const auto* s = new Set{
+      "going",    "heading", "asking",   "thinking", "trying",   "hoping", "looking",  "working",
+      "planning", "leaning", "building", "getting",  "bringing", "doing",  "coming",   "taking",
+      "waiting",  "reading", "watching", "cooking",  "figuring", "saving", "studying", "learning"};
+  return *s;
+}
 const Set& ImperativeVerbs() {
   static const auto* s = new Set{
       "ask",      "bring",   "book",  "buy",   "call",    "calm",    "check", "choose",   "come",

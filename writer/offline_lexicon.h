@@ -56,6 +56,14 @@ const Set& TakesAPerson();
 // Common verbs in their base form: a clause opening with one is advice or a
 // request to the person addressed.
 const Set& ImperativeVerbs();
+// Verbs that open a chat statement whose "I" was left out ("Prefer the
+// chicken", "Hate being the complicated one"): none is a common request.
+// Verbs of opinion and feeling ("Love this", "Hope it goes well", "Think
+// so") are not among them: opening a clause, they react to what was said.
+const Set& DroppedIVerbs();
+// Verbs whose "-ing" form opens a chat statement with "I'm" left out
+// ("Going alone", "Asking for Cass", "Still building the team").
+const Set& DroppedImVerbs();
 // Hedges and intensifiers that colour a clause and say nothing of its matter
 // ("I'm genuinely tired" is "tired"): dropped wherever they stand.
 const Set& Hedges();

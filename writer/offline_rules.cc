@@ -563,6 +563,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   if ((ArrangedDecision(ws) || FromNowOn(ws)) && !first_person) {
     return read.Decided(ws, "decision");
   }
+  if (RestoreDroppedI(&ws)) return read.Self(ws, "first person, its I left out");
   return read.Self(ws, "no subject of its own");
 }
 

@@ -209,6 +209,37 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
   return s;
 }
 
+bool RestoreDroppedI(std::vector<Word>* ws) {
+  if (ws->size() < 2) return false;
+  const std::string& w0 = (*ws)[0].lower;
+  const std::string& w1 = (*ws)[1].lower;
+  // A finite verb later in the clause makes an opening "-ing" word its
+  // subject ("Going there is a trek").
+  const bool later_verb = std::any_of(ws->begin() + 1, ws->end(), [](const Word& w) {
+    return In(w.lower, {"is", "was", "are", "were", "isn't", "wasn't", "makes", "sounds"});
+  });
+  std::string subject;
+  // "Already contacted highways": a past verb after "already".
+  const bool done_already =
+      w0 == "already" && ((absl::EndsWith(w1, "ed") && !absl::EndsWith(w1, "eed")) ||
+                          In(w1, {"sent", "paid", "told", "said", "made", "got", "bought", "found",
+                                  "spoke", "paid", "put", "done", "left", "gone"}));
+  if (done_already || (In(w0, DroppedIVerbs()) && !(w1 == "be" || w1 == "it" || w1 == "you"))) {
+    subject = "I";
+  } else if (w0 == "been" && !later_verb) {
+    subject = "I've";
+  } else if (!later_verb &&
+             (In(w0, DroppedImVerbs()) || (w0 == "still" && In(w1, DroppedImVerbs())))) {
+    subject = "I'm";
+  }
+  if (subject.empty()) return false;
+  Word first = (*ws)[0];
+  first.text = first.lower;  // no longer the clause's first word
+  (*ws)[0] = first;
+  ws->insert(ws->begin(), Word{subject, absl::AsciiStrToLower(subject), ""});
+  return true;
+}
+
 std::vector<Word> DropHedges(std::vector<Word> ws) {
   std::vector<Word> out;
   std::string previous;

@@ -45,6 +45,13 @@ std::string NameOf(const WriterRosterMember& r);
 // ("I have" -> "Mei has").
 std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you);
 
+// "Prefer the chicken", "Been wanting to try it", "Going alone": a chat
+// statement about the speaker with its "I" left out. Puts the "I" (or
+// "I've", "I'm") back in front and returns true when the opening verb can
+// only be the speaker's; "Will be fun", "Going there is a trek" (a gerund
+// as the subject) and anything else are left as they are.
+bool RestoreDroppedI(std::vector<Word>* ws);
+
 // The clause without its hedges and intensifiers; "not really" keeps its
 // "really", and a clause made only of them is kept as it is.
 std::vector<Word> DropHedges(std::vector<Word> ws);

@@ -305,5 +305,27 @@ TEST_CASE("offline Writer: 'classic X' is a reaction, 'I'd paid' is had", "[writ
   CHECK(b[0].content == "Before Chen knew it Chen had paid the deposit for the whole flat");
 }
 
+TEST_CASE("offline Writer: a statement with its 'I' left out is the speaker's",
+          "[writer][reading]") {
+  auto a = Write({Msg("sam", "just prefer the chicken one at the ramen place")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "sam");
+  CHECK(a[0].content == "Sam prefers the chicken one at the ramen place");
+  auto b = Write({Msg("maya", "Been wanting to try the new noodle bar for weeks")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Maya has been wanting to try the new noodle bar for weeks");
+  auto c = Write({Msg("nneka", "Going alone to the record fair regardless")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Nneka is going alone to the record fair regardless");
+  auto e = Write({Msg("vera", "Already emailed the council about the blocked drain")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].content == "Vera already emailed the council about the blocked drain");
+  // A gerund that is the subject, and "will be" with nobody's "I" in it,
+  // stay as written.
+  auto d = Write({Msg("dani", "Going up the ridgeline is a proper trek")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Going up the ridgeline is a proper trek");
+}
+
 }  // namespace
 }  // namespace speakermem::writer

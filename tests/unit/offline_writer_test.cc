@@ -503,7 +503,7 @@ TEST_CASE("offline Writer: emoji end a clause and do not reach the record", "[wr
       {Msg("bob", "just got covered by TechCrunch \xF0\x9F\x94\xA5 might make it after all")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].owner == "bob");
-  CHECK(a[0].content == "Got covered by TechCrunch, might make it after all");
+  CHECK(a[0].content == "Bob got covered by TechCrunch, might make it after all");
 }
 
 TEST_CASE("offline Writer: a revision of a plan without the plan's words is an UPDATE",
