@@ -560,10 +560,13 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   // "Dad always has the final word": family outside the roster, the
   // speaker's own circle.
   if (In(w0, KinVocatives())) return read.Self(ws, "the speaker's family");
-  if ((ArrangedDecision(ws) || FromNowOn(ws)) && !first_person) {
-    return read.Decided(ws, "decision");
+  const bool arranged = (ArrangedDecision(ws) || FromNowOn(ws)) && !first_person;
+  if (RestoreDroppedI(&ws)) {
+    // "Already booked the date for next year": the speaker arranged it.
+    if (arranged) return read.Group(ws, "arranged by the speaker");
+    return read.Self(ws, "first person, its I left out");
   }
-  if (RestoreDroppedI(&ws)) return read.Self(ws, "first person, its I left out");
+  if (arranged) return read.Decided(ws, "decision");
   return read.Self(ws, "no subject of its own");
 }
 

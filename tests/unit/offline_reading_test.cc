@@ -320,6 +320,11 @@ TEST_CASE("offline Writer: a statement with its 'I' left out is the speaker's",
   auto e = Write({Msg("vera", "Already emailed the council about the blocked drain")});
   REQUIRE(e.size() == 1);
   CHECK(e[0].content == "Vera already emailed the council about the blocked drain");
+  // Arranged for the group, it is the group's, with the speaker who did it.
+  auto f = Write({Msg("femi", "Already booked the village hall for next July")});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].owner == "GROUP");
+  CHECK(f[0].content == "Femi already booked the village hall for next July");
   // A gerund that is the subject, and "will be" with nobody's "I" in it,
   // stay as written.
   auto d = Write({Msg("dani", "Going up the ridgeline is a proper trek")});
