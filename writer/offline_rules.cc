@@ -223,8 +223,14 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
                (ws[1].lower == "for" ||
                 (ws[1].lower == "you" && ws.size() > 2 && ws[2].lower == "for"))) {
       ws.clear();  // "Thanks for the update": what is thanked for is not news
+    } else if (ws.size() > 3 && ws[0].lower == "look" && ws[1].lower == "at" &&
+               In(ws[2].lower, {"that", "this", "him", "her", "them", "you"}) &&
+               absl::StrContains(ws[2].tail, ",")) {
+      ws.erase(ws.begin(), ws.begin() + 3);  // "Look at that, one decent haul and ..."
+      changed = true;
     } else if (In(ws[0].lower, Markers()) &&
-               !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
+               !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ",")) &&
+               !(ws[0].lower == "look" && ws[1].lower == "at")) {
       ws.erase(ws.begin());
       changed = true;
     } else if (m == nullptr && In(ws[0].lower, KinVocatives()) && !KinAsSubject(ws)) {
