@@ -163,8 +163,6 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = "their";  // "I'm trying to cut my footprint": "Chen is trying to cut their ..."
       } else if (lw == "my" || lw == "mine") {
         repl = self + "'s";
-      } else if (lw == "myself" && named_self) {
-        repl = "themselves";  // "I need to behave myself": "Rashida needs to behave themselves"
       } else if (lw == "me" || lw == "myself") {
         repl = self;
       }
