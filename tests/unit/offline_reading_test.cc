@@ -330,6 +330,9 @@ TEST_CASE("offline Writer: a statement with its 'I' left out is the speaker's",
   auto d = Write({Msg("dani", "Going up the ridgeline is a proper trek")});
   REQUIRE(d.size() == 1);
   CHECK(d[0].content == "Going up the ridgeline is a proper trek");
+  auto g = Write({Msg("dani", "Will be a long day with the whole team on the ridge")});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].content == "Will be a long day with the whole team on the ridge");
 }
 
 TEST_CASE("offline Writer: 'look at that' is no part of the matter", "[writer][reading]") {
