@@ -229,8 +229,7 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       ws.erase(ws.begin(), ws.begin() + 3);  // "Look at that, one decent haul and ..."
       changed = true;
     } else if (In(ws[0].lower, Markers()) &&
-               !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ",")) &&
-               !(ws[0].lower == "look" && ws[1].lower == "at")) {
+               !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
       ws.erase(ws.begin());
       changed = true;
     } else if (m == nullptr && In(ws[0].lower, KinVocatives()) && !KinAsSubject(ws)) {

@@ -96,6 +96,21 @@ std::string NameOf(const WriterRosterMember& r) {
   return r.aliases.empty() ? r.speaker_id : r.aliases.front();
 }
 
+namespace {
+
+// "called", "been", "paid": the form after "had" ("I'd paid" is "I had
+// paid") and after "already" ("Already booked the hall").
+bool PastParticiple(const std::string& w) {
+  return (absl::EndsWith(w, "ed") && !absl::EndsWith(w, "eed")) ||
+         In(w, {"been",  "had",    "gone",      "done",    "seen",  "known", "taken",
+                "given", "got",    "forgotten", "heard",   "found", "left",  "told",
+                "made",  "bought", "paid",      "said",    "sent",  "spent", "put",
+                "lost",  "won",    "met",       "thought", "kept",  "felt",  "held",
+                "built", "meant",  "brought",   "forgot",  "run",   "come"});
+}
+
+}  // namespace
+
 std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
   std::vector<std::string> out;
   const size_t start = 0;
@@ -149,14 +164,7 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
       } else if (lw == "i'd") {
         // "I'd been", "I'd gone": had; "I'd love": would.
         const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
-        const bool had =
-            (absl::EndsWith(next, "ed") && !absl::EndsWith(next, "eed")) ||
-            In(next, {"been",  "had",    "gone",      "done",    "seen",  "known", "taken",
-                      "given", "got",    "forgotten", "heard",   "found", "left",  "told",
-                      "made",  "bought", "paid",      "said",    "sent",  "spent", "put",
-                      "lost",  "won",    "met",       "thought", "kept",  "felt",  "held",
-                      "built", "meant",  "brought",   "forgot",  "run",   "come"});
-        repl = self + (had ? " had" : " would");
+        repl = self + (PastParticiple(next) ? " had" : " would");
       } else if (lw == "i'll") {
         repl = self + " will";
       } else if (lw == "my" && named_self) {
@@ -215,27 +223,24 @@ bool RestoreDroppedI(std::vector<Word>* ws) {
   const std::string& w1 = (*ws)[1].lower;
   // A finite verb later in the clause makes an opening "-ing" word its
   // subject ("Going there is a trek").
-  const bool later_verb = std::any_of(ws->begin() + 1, ws->end(), [](const Word& w) {
-    return In(w.lower, {"is", "was", "are", "were", "isn't", "wasn't", "makes", "sounds"});
-  });
+  auto later_verb = [ws] {
+    return std::any_of(ws->begin() + 1, ws->end(), [](const Word& w) {
+      return In(w.lower, {"is", "was", "are", "were", "isn't", "wasn't", "makes", "sounds"});
+    });
+  };
   std::string subject;
   // "Already contacted highways": a past verb after "already".
-  const bool done_already =
-      w0 == "already" && ((absl::EndsWith(w1, "ed") && !absl::EndsWith(w1, "eed")) ||
-                          In(w1, {"sent", "paid", "told", "said", "made", "got", "bought", "found",
-                                  "spoke", "paid", "put", "done", "left", "gone"}));
-  if (done_already || (In(w0, DroppedIVerbs()) && !(w1 == "be" || w1 == "it" || w1 == "you"))) {
+  if ((w0 == "already" && PastParticiple(w1)) ||
+      (In(w0, DroppedIVerbs()) && !In(w1, {"be", "it", "you"}))) {
     subject = "I";
-  } else if (w0 == "been" && !later_verb) {
+  } else if (w0 == "been" && !later_verb()) {
     subject = "I've";
-  } else if (!later_verb &&
-             (In(w0, DroppedImVerbs()) || (w0 == "still" && In(w1, DroppedImVerbs())))) {
+  } else if ((In(w0, DroppedImVerbs()) || (w0 == "still" && In(w1, DroppedImVerbs()))) &&
+             !later_verb()) {
     subject = "I'm";
   }
   if (subject.empty()) return false;
-  Word first = (*ws)[0];
-  first.text = first.lower;  // no longer the clause's first word
-  (*ws)[0] = first;
+  (*ws)[0].text = (*ws)[0].lower;  // no longer the clause's first word
   ws->insert(ws->begin(), Word{subject, absl::AsciiStrToLower(subject), ""});
   return true;
 }
