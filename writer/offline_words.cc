@@ -217,6 +217,26 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
   return s;
 }
 
+namespace {
+
+// "Been a busy week", "Been ages": what has been is a span of time ("it's
+// been"), not the speaker ("Been a nurse for years" is).
+bool SpanOfTime(const std::vector<Word>& ws) {
+  if (ws.size() < 2 || ws[0].lower != "been") return false;
+  if (In(ws[1].lower, {"ages", "forever", "years", "months", "weeks", "days"})) return true;
+  if (!In(ws[1].lower, {"a", "an", "such", "quite"})) return false;
+  for (size_t i = 2; i < ws.size() && i < 5; ++i) {
+    if (In(ws[i].lower, {"week",   "month",  "year",   "day",     "while",   "road",    "journey",
+                         "ride",   "time",   "night",  "weekend", "morning", "evening", "summer",
+                         "winter", "spring", "autumn", "season",  "stretch", "decade"})) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool RestoreDroppedI(std::vector<Word>* ws) {
   if (ws->size() < 2) return false;
   const std::string& w0 = (*ws)[0].lower;
@@ -233,7 +253,7 @@ bool RestoreDroppedI(std::vector<Word>* ws) {
   if ((w0 == "already" && PastParticiple(w1)) ||
       (In(w0, DroppedIVerbs()) && !In(w1, {"be", "it", "you"}))) {
     subject = "I";
-  } else if (w0 == "been" && !later_verb()) {
+  } else if (w0 == "been" && !later_verb() && !SpanOfTime(*ws)) {
     subject = "I've";
   } else if ((In(w0, DroppedImVerbs()) || (w0 == "still" && In(w1, DroppedImVerbs()))) &&
              !later_verb()) {

@@ -330,6 +330,13 @@ TEST_CASE("offline Writer: a statement with its 'I' left out is the speaker's",
   auto d = Write({Msg("dani", "Going up the ridgeline is a proper trek")});
   REQUIRE(d.size() == 1);
   CHECK(d[0].content == "Going up the ridgeline is a proper trek");
+  // "Been a long month": a span of time has been, not the speaker.
+  auto h = Write({Msg("maya", "Been a long month at the clinic, glad it's over")});
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].content.rfind("Been a long month at the clinic", 0) == 0);
+  auto i = Write({Msg("maya", "Been a volunteer at the food bank since spring")});
+  REQUIRE(i.size() == 1);
+  CHECK(i[0].content == "Maya has been a volunteer at the food bank since spring");
   auto g = Write({Msg("dani", "Will be a long day with the whole team on the ridge")});
   REQUIRE(g.size() == 1);
   CHECK(g[0].content == "Will be a long day with the whole team on the ridge");
