@@ -191,6 +191,11 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
         if (i + 1 < ws.size() && subject && !In(ws[i + 1].lower, SeveralAddressees())) {
           conjugate_next(i + 1);
+        } else if (i + 1 < ws.size() && ws[i].tail.empty() &&
+                   In(ws[i + 1].lower, {"are", "were", "aren't", "weren't", "haven't"})) {
+          // "like you are doing", "the power you were talking about": a
+          // subject inside the clause, before a verb only a subject takes.
+          ws[i + 1].text = ws[i + 1].lower = ThirdPersonVerb(ws[i + 1].lower);
         }
       } else if (lw == "you're" || lw == "youre") {
         repl = you + " is";

@@ -349,5 +349,16 @@ TEST_CASE("offline Writer: 'look at that' is no part of the matter", "[writer][r
   CHECK(a[0].content == "One good haul and Theo suddenly loves record fairs");
 }
 
+TEST_CASE("offline Writer: 'you' inside a clause takes the verb of its name", "[writer][reading]") {
+  auto a = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "I love the way you are planning the garden this year")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Bob loves the way Alice is planning the garden this year");
+  auto b = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "I read the article you were talking about on the train")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Bob read the article Alice was talking about on the train");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
