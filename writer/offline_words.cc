@@ -184,6 +184,13 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         if (subject) conjugate_next(i + 1);
         out.push_back("everyone" + ws[i].tail);
         continue;
+      } else if ((lw == "you" || lw == "u") &&
+                 ((i + 1 < ws.size() && In(ws[i + 1].lower, {"two", "both", "three"})) ||
+                  (i >= 2 && ws[i - 1].lower == "of" &&
+                   In(ws[i - 2].lower,
+                      {"both", "all", "each", "either", "neither", "two", "none", "some"})))) {
+        // "you two", "both of you": several addressees, not the one replied
+        // to; left as written.
       } else if (lw == "you" || lw == "u") {
         repl = you;
         // "you" as a subject: opening the clause, or after a word that opens

@@ -358,6 +358,26 @@ TEST_CASE("offline Writer: 'you' inside a clause takes the verb of its name", "[
                   Msg("bob", "I read the article you were talking about on the train")});
   REQUIRE(b.size() == 1);
   CHECK(b[0].content == "Bob read the article Alice was talking about on the train");
+  // Several addressees are not the one replied to.
+  auto c = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "Both of you are describing the same problem with the boiler")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Both of you are describing the same problem with the boiler");
+  auto d = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "I think you two should split the cost of the boiler repair")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content.find("you two should split") != std::string::npos);
+}
+
+TEST_CASE("offline Writer: praise of a thing is a reaction", "[writer][reading]") {
+  auto a =
+      Write({Msg("dani", "Great climb today everyone!! I'm planning the coastal path for June")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Dani is planning the coastal path for June");
+  // With a comma the word only opens the clause.
+  auto b = Write({Msg("dani", "Great, I'll book the minibus for the coastal path")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Dani will book the minibus for the coastal path");
 }
 
 }  // namespace
