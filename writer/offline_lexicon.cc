@@ -173,8 +173,8 @@ const Set& ThirdPersonVerbs() {
 }
 const Set& ClauseEnders() {
   static const auto* s =
-      new Set{"it",    "this",    "that", "too",     "though", "again", "then", "now",
-              "today", "tonight", "yet",  "already", "anyway", "here",  "there"};
+      new Set{"it",    "this",    "that", "too",     "though", "again", "then",  "now",
+              "today", "tonight", "yet",  "already", "anyway", "here",  "there", "me"};
   return *s;
 }
 const Set& TakesAPerson() {

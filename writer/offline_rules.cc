@@ -731,17 +731,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (trimmed.empty()) return Nothing("empty");
   // A question is evidence of interest, not a fact (its answer may be one).
   std::vector<Word> raw = Words(trimmed);
-  // "Classic Leon response", "Typical Monday": a reaction, nothing more.
-  if (!raw.empty() && raw.size() <= 4 && In(raw[0].lower, {"classic", "typical", "vintage"})) {
-    return Nothing("reaction");
-  }
-  // "Great walk today everyone", "Nice find": praise of a thing, a reaction
-  // (with a comma, "Great, I'll book it", the word is a marker before the
-  // matter and only it goes).
-  if (raw.size() >= 2 && raw.size() <= 5 && raw[0].tail.empty() &&
-      In(raw[0].lower, {"great", "nice", "cool", "lovely", "brilliant", "awesome", "amazing"})) {
-    return Nothing("reaction");
-  }
+  if (ReactionToAThing(raw)) return Nothing("reaction");
   std::vector<Word> words = DropHedges(std::move(raw));
   if (trimmed.back() == '?') {
     std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);

@@ -374,10 +374,20 @@ TEST_CASE("offline Writer: praise of a thing is a reaction", "[writer][reading]"
       Write({Msg("dani", "Great climb today everyone!! I'm planning the coastal path for June")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].content == "Dani is planning the coastal path for June");
+  auto c = Write({Msg("gil", "Good find. The 1971 pressing has the better mastering")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "The 1971 pressing has the better mastering");
   // With a comma the word only opens the clause.
   auto b = Write({Msg("dani", "Great, I'll book the minibus for the coastal path")});
   REQUIRE(b.size() == 1);
   CHECK(b[0].content == "Dani will book the minibus for the coastal path");
+}
+
+TEST_CASE("offline Writer: a name after 'me' at the end addresses", "[writer][reading]") {
+  auto a = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "That is the kindest review anyone has given me Alice")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "That is the kindest review anyone has given Bob");
 }
 
 }  // namespace
