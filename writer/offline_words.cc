@@ -244,11 +244,15 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
 
 namespace {
 
-// "Been a busy week", "Been ages": what has been is a span of time ("it's
-// been"), not the speaker ("Been a nurse for years" is).
+// "Been a busy week", "Been ages", "Been hectic lately": what has been is
+// a span of time or how it went ("it's been"), not the speaker ("Been a
+// nurse for years", "Been busy with the move" are).
 bool SpanOfTime(const std::vector<Word>& ws) {
   if (ws.size() < 2 || ws[0].lower != "been") return false;
-  if (In(ws[1].lower, {"ages", "forever", "years", "months", "weeks", "days"})) return true;
+  if (In(ws[1].lower, {"ages", "forever", "years", "months", "weeks", "days", "hectic", "chaotic",
+                       "crazy", "nuts", "insane", "wild", "mad", "brutal"})) {
+    return true;
+  }
   if (!In(ws[1].lower, {"a", "an", "such", "quite"})) return false;
   for (size_t i = 2; i < ws.size() && i < 5; ++i) {
     if (In(ws[i].lower, {"week",   "month",  "year",   "day",     "while",   "road",    "journey",

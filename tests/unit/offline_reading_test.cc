@@ -334,6 +334,9 @@ TEST_CASE("offline Writer: a statement with its 'I' left out is the speaker's",
   auto h = Write({Msg("maya", "Been a long month at the clinic, glad it's over")});
   REQUIRE(h.size() == 1);
   CHECK(h[0].content.rfind("Been a long month at the clinic", 0) == 0);
+  auto j = Write({Msg("maya", "Been hectic at the clinic lately, two nurses off sick")});
+  REQUIRE(j.size() == 1);
+  CHECK(j[0].content.rfind("Been hectic at the clinic lately", 0) == 0);
   auto i = Write({Msg("maya", "Been a volunteer at the food bank since spring")});
   REQUIRE(i.size() == 1);
   CHECK(i[0].content == "Maya has been a volunteer at the food bank since spring");
