@@ -248,6 +248,8 @@ std::string ThirdPersonVerb(const std::string& verb) {
       "threw",    "drew",      "dug",    "stuck",  "struck",  "swore",   "tore",     "rode",
       "ought"};
   if (verb == "am" || verb == "are") return "is";
+  if (verb == "gotta") return "has to";  // "I gotta tell you": "Jon has to tell ..."
+  if (verb == "wanna") return "wants to";
   if (verb == "were") return "was";
   if (verb == "have") return "has";
   if (verb == "do") return "does";

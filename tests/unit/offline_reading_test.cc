@@ -393,5 +393,14 @@ TEST_CASE("offline Writer: a name after 'me' at the end addresses", "[writer][re
   CHECK(a[0].content == "That is the kindest review anyone has given Bob");
 }
 
+TEST_CASE("offline Writer: 'gotta' and 'wanna' after a name", "[writer][reading]") {
+  auto a = Write({Msg("jon", "I gotta finish the studio floor before the opening")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Jon has to finish the studio floor before the opening");
+  auto b = Write({Msg("jon", "I wanna open a second studio across town next year")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Jon wants to open a second studio across town next year");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
