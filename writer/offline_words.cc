@@ -96,13 +96,8 @@ bool ReactionToAThing(const std::vector<Word>& ws) {
   if (ws.empty()) return false;
   if (ws.size() <= 4 && In(ws[0].lower, {"classic", "typical", "vintage"})) return true;
   if (ws.size() < 2 || !ws[0].tail.empty()) return false;
-  if (ws.size() <= 5 &&
-      In(ws[0].lower, {"great", "nice", "cool", "lovely", "brilliant", "awesome", "amazing"})) {
-    return true;
-  }
-  // "Good find", "Fair point", "Good points both"; longer, "good" opens
-  // more than a reaction.
-  return ws.size() <= 3 && In(ws[0].lower, {"good", "fair", "solid", "excellent"});
+  return ws.size() <= 5 &&
+         In(ws[0].lower, {"great", "nice", "cool", "lovely", "brilliant", "awesome", "amazing"});
 }
 
 std::string NameOf(const WriterRosterMember& r) {

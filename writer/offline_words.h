@@ -36,7 +36,7 @@ const WriterRosterMember* Member(const Word& w, const MessageContext& ctx);
 // are for ("Congrats Leon", "Thanks Jordan").
 bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx);
 
-// "Classic Leon response", "Great walk today everyone", "Good find": a
+// "Classic Leon response", "Great walk today everyone", "Nice find": a
 // short clause that only judges a thing, a reaction (with a comma, "Great,
 // I'll book it", the word is a marker before the matter and only it goes).
 bool ReactionToAThing(const std::vector<Word>& ws);

@@ -377,7 +377,7 @@ TEST_CASE("offline Writer: praise of a thing is a reaction", "[writer][reading]"
       Write({Msg("dani", "Great climb today everyone!! I'm planning the coastal path for June")});
   REQUIRE(a.size() == 1);
   CHECK(a[0].content == "Dani is planning the coastal path for June");
-  auto c = Write({Msg("gil", "Good find. The 1971 pressing has the better mastering")});
+  auto c = Write({Msg("gil", "Nice find. The 1971 pressing has the better mastering")});
   REQUIRE(c.size() == 1);
   CHECK(c[0].content == "The 1971 pressing has the better mastering");
   // With a comma the word only opens the clause.
