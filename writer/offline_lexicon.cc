@@ -259,7 +259,7 @@ std::string ThirdPersonVerb(const std::string& verb) {
   if (verb == "aren't") return "isn't";
   if (verb == "weren't") return "wasn't";
   if (kKeep.contains(verb) || verb.empty() || !absl::ascii_isalpha(verb[0])) return verb;
-  if (verb.find('\'') != std::string::npos || IsAdverb(verb)) return verb;
+  if (verb.find_first_of("'-") != std::string::npos || IsAdverb(verb)) return verb;
   if (verb.size() >= 2 && (verb.back() == 's' || verb.back() == 'x' || verb.back() == 'o' ||
                            absl::EndsWith(verb, "sh") || absl::EndsWith(verb, "ch"))) {
     return verb + "es";

@@ -216,6 +216,10 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = you + " is";
       } else if (lw == "you've") {
         repl = you + " has";
+      } else if (lw == "you'd") {
+        repl = you + " would";  // "you'd be a great counselor"
+      } else if (lw == "you'll") {
+        repl = you + " will";
       } else if (lw == "your" || lw == "ur" || lw == "yours") {
         repl = you + "'s";
       }

@@ -361,6 +361,14 @@ TEST_CASE("offline Writer: 'you' inside a clause takes the verb of its name", "[
                   Msg("bob", "I read the article you were talking about on the train")});
   REQUIRE(b.size() == 1);
   CHECK(b[0].content == "Bob read the article Alice was talking about on the train");
+  auto e = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "I think you'd be a great treasurer for the allotment society")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].content.find("Alice would be a great treasurer") != std::string::npos);
+  auto f = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "I bet you'll love the new allotment plot by the river")});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].content.find("Alice will love the new allotment plot") != std::string::npos);
   // Several addressees are not the one replied to.
   auto c = Write({Msg("alice", "Morning all"),
                   Msg("bob", "Both of you are describing the same problem with the boiler")});
