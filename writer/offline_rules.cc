@@ -254,6 +254,13 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       In(ws.back().lower, {"it", "you", "they", "he", "she", "we", "i", "there"})) {
     ws.resize(ws.size() - 2);
   }
+  // "... can wait two days my love": an endearment closing a clause (not
+  // "send them my love").
+  if (ws.size() > 3 && ws[ws.size() - 2].lower == "my" &&
+      In(ws.back().lower, {"love", "loves", "darling", "darlings", "dear", "sweetheart"}) &&
+      !In(ws[ws.size() - 3].lower, {"send", "sends", "sending", "sent", "give", "with", "all"})) {
+    ws.resize(ws.size() - 2);
+  }
   if (ws.size() > 1) {
     const WriterRosterMember* m = Member(ws.back(), ctx);
     if (m != nullptr && m->speaker_id != ctx.speaker.speaker_id &&

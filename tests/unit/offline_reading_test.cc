@@ -410,5 +410,14 @@ TEST_CASE("offline Writer: 'gotta' and 'wanna' after a name", "[writer][reading]
   CHECK(b[0].content == "Jon wants to open a second studio across town next year");
 }
 
+TEST_CASE("offline Writer: an endearment closing a clause is an address", "[writer][reading]") {
+  auto a = Write({Msg("mum", "The roast can wait an hour for you my love")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "The roast can wait an hour for you");
+  auto b = Write({Msg("mum", "Please send Auntie Grace my love when you visit her")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content.find("love when") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace speakermem::writer
