@@ -195,10 +195,10 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
       } else if ((lw == "you" || lw == "u") &&
                  ((i + 1 < ws.size() && In(ws[i + 1].lower, {"two", "both", "three"})) ||
                   (i >= 2 && ws[i - 1].lower == "of" &&
-                   In(ws[i - 2].lower,
-                      {"both", "all", "each", "either", "neither", "two", "none", "some"})))) {
-        // "you two", "both of you": several addressees, not the one replied
-        // to; left as written.
+                   In(ws[i - 2].lower, {"both", "all", "each", "either", "neither", "two", "three",
+                                        "none", "some", "one", "any", "most", "many", "few"})))) {
+        // "you two", "both of you", "one of you": several addressees, not
+        // the one replied to; left as written.
       } else if (lw == "you" || lw == "u") {
         repl = you;
         // "you" as a subject: opening the clause, or after a word that opens

@@ -374,6 +374,10 @@ TEST_CASE("offline Writer: 'you' inside a clause takes the verb of its name", "[
                   Msg("bob", "Both of you are describing the same problem with the boiler")});
   REQUIRE(c.size() == 1);
   CHECK(c[0].content == "Both of you are describing the same problem with the boiler");
+  auto g = Write({Msg("alice", "Morning all"),
+                  Msg("bob", "I'm dragging at least one of you to the boiler showroom")});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].content == "Bob is dragging at least one of you to the boiler showroom");
   auto d = Write({Msg("alice", "Morning all"),
                   Msg("bob", "I think you two should split the cost of the boiler repair")});
   REQUIRE(d.size() == 1);
