@@ -193,7 +193,7 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         out.push_back("everyone" + ws[i].tail);
         continue;
       } else if ((lw == "you" || lw == "u") &&
-                 ((i + 1 < ws.size() && In(ws[i + 1].lower, {"two", "both", "three"})) ||
+                 ((i + 1 < ws.size() && In(ws[i + 1].lower, SeveralAddressees())) ||
                   (i >= 2 && ws[i - 1].lower == "of" &&
                    In(ws[i - 2].lower, {"both", "all", "each", "either", "neither", "two", "three",
                                         "none", "some", "one", "any", "most", "many", "few"})))) {
@@ -204,7 +204,7 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         // "you" as a subject: opening the clause, or after a word that opens
         // a clause of its own ("I know you want the goat": "... Emeka wants").
         const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
-        if (i + 1 < ws.size() && subject && !In(ws[i + 1].lower, SeveralAddressees())) {
+        if (i + 1 < ws.size() && subject) {
           conjugate_next(i + 1);
         } else if (i + 1 < ws.size() && ws[i].tail.empty() &&
                    In(ws[i + 1].lower, {"are", "were", "aren't", "weren't", "haven't"})) {
