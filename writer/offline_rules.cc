@@ -738,7 +738,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   if (trimmed.empty()) return Nothing("empty");
   // A question is evidence of interest, not a fact (its answer may be one).
   std::vector<Word> raw = Words(trimmed);
-  if (ReactionToAThing(raw)) return Nothing("reaction");
+  if (ReactionToAThing(raw) || ReactionToNews(raw)) return Nothing("reaction");
   std::vector<Word> words = DropHedges(std::move(raw));
   if (trimmed.back() == '?') {
     std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);

@@ -67,6 +67,22 @@ size_t ContentCount(const std::vector<Word>& ws) {
   return n;
 }
 
+namespace {
+
+// A capitalised word that is a word of its own at the head of a sentence or
+// a date ("Will", "May", "Sat"), so never a member's short name.
+bool CommonCapitalised(const std::string& lower) {
+  if (IsStopword(lower) || In(lower, Auxiliaries()) || IsTimeWord(lower)) return true;
+  for (const char* t : {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                        "sunday", "january", "february", "march", "april", "june", "july", "august",
+                        "september", "october", "november", "december"}) {
+    if (absl::StartsWith(t, lower)) return true;  // "Sat", "Dec", "Sept"
+  }
+  return false;
+}
+
+}  // namespace
+
 const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
   if (ctx.roster == nullptr || w.text.empty()) return nullptr;
   std::string bare = w.lower;
@@ -79,7 +95,23 @@ const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
       }
     }
   }
-  return nullptr;
+  // A short name: "Mel" for Melanie, "Tobe" for Tobenna, capitalised, at
+  // least three letters, the start of exactly one member's first name.
+  if (bare.size() < 3 || !absl::ascii_isupper(w.text[0]) || CommonCapitalised(bare)) return nullptr;
+  const WriterRosterMember* found = nullptr;
+  for (const auto& r : *ctx.roster) {
+    bool starts = false;
+    std::vector<std::string> names = {r.speaker_id};
+    names.insert(names.end(), r.aliases.begin(), r.aliases.end());
+    for (const auto& n : names) {
+      const std::string first = absl::AsciiStrToLower(n.substr(0, n.find(' ')));
+      starts = starts || (first.size() > bare.size() && absl::StartsWith(first, bare));
+    }
+    if (!starts) continue;
+    if (found != nullptr && found != &r) return nullptr;  // "Sam" for Samir or Samantha
+    found = &r;
+  }
+  return found;
 }
 
 bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
@@ -90,6 +122,28 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
     }
   }
   return true;
+}
+
+bool ReactionToNews(const std::vector<Word>& ws) {
+  size_t i = 0;
+  while (i < ws.size() && In(ws[i].lower, {"so", "really", "very", "soo", "sooo", "just"})) ++i;
+  if (i + 1 >= ws.size()) return false;
+  const std::string& feeling = ws[i].lower;
+  const std::string& link = ws[i + 1].lower;
+  if (In(feeling, {"glad", "happy", "sorry", "sad", "pleased", "relieved", "gutted"}) &&
+      link == "to" && i + 2 < ws.size() && In(ws[i + 2].lower, {"hear", "see", "read", "know"})) {
+    // "Happy to see the galleries" is a wish; "happy to see you", "sorry to
+    // hear that", "glad to hear it went well" answer news.
+    return ws[i + 2].lower != "see" || i + 3 >= ws.size() ||
+           In(ws[i + 3].lower, {"you", "that", "this", "it", "him", "her", "them", "everyone"});
+  }
+  if (In(feeling, {"glad", "happy", "proud", "stoked", "thrilled", "pleased", "chuffed"}) &&
+      In(link, {"for", "of"}) && i + 2 < ws.size()) {
+    const Word& who = ws[i + 2];
+    return In(who.lower, {"you", "him", "her", "them", "y'all", "everyone", "both", "us"}) ||
+           absl::ascii_isupper(who.text[0]);
+  }
+  return false;
 }
 
 bool ReactionToAThing(const std::vector<Word>& ws) {
@@ -122,7 +176,8 @@ bool PastParticiple(const std::string& w) {
 std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
   std::vector<std::string> out;
   const size_t start = 0;
-  bool named_self = false;  // the clause has named the speaker already
+  bool named_self = false;     // the clause has named the speaker already
+  bool third_subject = false;  // a resolved "I" or "you" took a verb
   auto conjugate_next = [&](size_t from) {
     size_t v = from;
     while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
@@ -131,12 +186,35 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
       if (third != ws[v].lower) {
         ws[v].text = third;
         ws[v].lower = third;
+        third_subject = true;
       }
     }
   };
+  // Verbs that a subject's second verb often is, in their base form.
+  static const Set kSecondVerbs = {
+      "know", "love", "like",    "want",   "need",  "think",  "hope",     "feel",    "miss",
+      "have", "hate", "do",      "make",   "get",   "go",     "take",     "keep",    "work",
+      "live", "say",  "try",     "look",   "play",  "bring",  "cook",     "read",    "write",
+      "help", "care", "deserve", "mean",   "seem",  "enjoy",  "spend",    "stay",    "wish",
+      "own",  "run",  "teach",   "prefer", "leave", "come",   "eat",      "sleep",   "walk",
+      "talk", "call", "buy",     "pay",    "watch", "forget", "remember", "believe", "agree",
+      "wait", "tell", "ask",     "send",   "laugh", "worry"};
   for (size_t i = start; i < ws.size(); ++i) {
     const std::string& lw = ws[i].lower;
     std::string repl = ws[i].text;
+    // "you've been there six years and know everything": the subject's
+    // second verb takes its form too ("... and knows everything").
+    if (third_subject && lw == "and" && ws[i].tail.empty() && i + 1 < ws.size() &&
+        kSecondVerbs.contains(ws[i + 1].lower)) {
+      ws[i + 1].text = ws[i + 1].lower = ThirdPersonVerb(ws[i + 1].lower);
+    }
+    // After "to", a modal or "doesn't" the verbs stay in their base form
+    // ("has to go and see", "will come and help").
+    if (In(lw, {"to",  "will",  "would", "can",   "could",   "should", "must",   "might",
+                "may", "shall", "can't", "won't", "doesn't", "didn't", "does",   "did",
+                "let", "gonna", "wanna", "gotta", "i'll",    "i'd",    "you'll", "you'd"})) {
+      third_subject = false;
+    }
     // "I'd rather not fly, I'm trying to ...": a second clause of the same
     // subject after a comma reads "..., and is trying to ...".
     if (!self.empty() && named_self && i > 0 && ws[i - 1].tail == "," &&
@@ -167,8 +245,10 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         if (!plural) conjugate_next(i + 1);
       } else if (lw == "i'm" || lw == "im") {
         repl = self + " is";
+        third_subject = true;
       } else if (lw == "i've") {
         repl = self + " has";
+        third_subject = true;
       } else if (lw == "i'd") {
         // "I'd been", "I'd gone": had; "I'd love": would.
         const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
@@ -214,8 +294,10 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         }
       } else if (lw == "you're" || lw == "youre") {
         repl = you + " is";
+        third_subject = true;
       } else if (lw == "you've") {
         repl = you + " has";
+        third_subject = true;
       } else if (lw == "you'd") {
         repl = you + " would";  // "you'd be a great counselor"
       } else if (lw == "you'll") {
@@ -286,6 +368,9 @@ bool RestoreDroppedI(std::vector<Word>* ws) {
   } else if ((In(w0, DroppedImVerbs()) || (w0 == "still" && In(w1, DroppedImVerbs()))) &&
              !later_verb()) {
     subject = "I'm";
+  } else if (In(w0, {"happy", "glad", "keen", "excited", "ready", "thrilled", "stoked", "eager"}) &&
+             In(w1, {"to", "for", "about"}) && !later_verb()) {
+    subject = "I'm";  // "Happy to help with the move", "Excited for the trip"
   }
   if (subject.empty()) return false;
   (*ws)[0].text = (*ws)[0].lower;  // no longer the clause's first word

@@ -41,6 +41,11 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx);
 // I'll book it", the word is a marker before the matter and only it goes).
 bool ReactionToAThing(const std::vector<Word>& ws);
 
+// "Sorry to hear that", "Glad to hear it went well", "So happy for you",
+// "Proud of you both": a feeling about what another said or did, a
+// reaction ("Happy to help with the move" offers something, and stays).
+bool ReactionToNews(const std::vector<Word>& ws);
+
 // The name a member goes by: their first alias, else their id.
 std::string NameOf(const WriterRosterMember& r);
 

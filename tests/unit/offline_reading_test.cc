@@ -423,5 +423,79 @@ TEST_CASE("offline Writer: an endearment closing a clause is an address", "[writ
   CHECK(b[0].content.find("love when") != std::string::npos);
 }
 
+TEST_CASE("offline Writer: a member's short name addresses them", "[writer][reading]") {
+  // "Ali" starts only Alice's name: a vocative, and "you" is Alice.
+  auto a = Write({Msg("chen", "Finished the garden shed at last"),
+                  Msg("bob", "Ali, you should send the photos of the shed")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].owner == "alice");
+  CHECK(a[1].layer == "profile");
+  CHECK(a[1].content == "Bob says Alice should send the photos of the shed");
+  // A question to a short name is a question ("Ali are you ..." was read
+  // as a statement with "you" the previous speaker).
+  auto b = Write({Msg("chen", "Finished the garden shed at last"),
+                  Msg("bob", "Ali are you coming to the shed party on Friday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "chen");
+  // A capitalised word of its own is no short name: "May" is the month
+  // even with Maya in the group, "Will" the verb with William.
+  std::vector<WriterRosterMember> roster = {
+      {"bob", {"Bob"}}, {"maya", {"Maya"}}, {"william", {"William"}}};
+  auto c = Write({Msg("bob", "May is the best month for the coast walk")}, {}, 8, {}, roster);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "bob");
+  CHECK(c[0].layer == "core");
+  CHECK(c[0].content == "May is the best month for the coast walk");
+  auto d = Write({Msg("maya", "The coast walk is booked"),
+                  Msg("bob", "Will you bring the flask for the coast walk?")},
+                 {}, 8, {}, roster);
+  for (const auto& x : d) CHECK(x.owner != "william");
+  // A start shared by two members names neither.
+  std::vector<WriterRosterMember> two = {
+      {"bob", {"Bob"}}, {"samir", {"Samir"}}, {"samantha", {"Samantha"}}};
+  auto e = Write({Msg("bob", "Sam, the kayak club has a new coach this spring")}, {}, 8, {}, two);
+  REQUIRE(e.size() == 1);
+  CAPTURE(e[0].content);
+  CHECK(e[0].content.find("Sam") == 0);
+}
+
+TEST_CASE("offline Writer: a feeling about news is a reaction, an offer is not",
+          "[writer][reading]") {
+  for (const char* text : {"Sorry to hear about the flat though", "Glad to hear it went well",
+                           "So happy for you!", "Proud of you both", "Happy to see you again"}) {
+    CAPTURE(text);
+    auto a = Write({Msg("alice", "I got the job at the museum"), Msg("bob", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].owner == "alice");
+  }
+  // Said without "I", an offer or a wish is the speaker's.
+  auto b = Write({Msg("dana", "Happy to help with the move on Saturday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Dana is happy to help with the move on Saturday");
+  auto c = Write({Msg("alice", "Excited for the ferry trip next week")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Alice is excited for the ferry trip next week");
+  auto d = Write({Msg("alice", "Happy to see the new galleries at the museum")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Alice is happy to see the new galleries at the museum");
+}
+
+TEST_CASE("offline Writer: a resolved subject's second verb takes its form", "[writer][reading]") {
+  auto a = Write({Msg("bob", "Six years at the bakery this week"),
+                  Msg("alice", "Bob you've been there six years and know everything")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].content == "Alice says Bob has been there six years and knows everything");
+  auto b = Write({Msg("chen", "I love the new flat and want to stay for years")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Chen loves the new flat and wants to stay for years");
+  // After "to" or a modal the verbs stay as they are.
+  auto c = Write({Msg("chen", "I have to go and see the landlord about the boiler")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Chen has to go and see the landlord about the boiler");
+  auto d = Write({Msg("chen", "I will come and help with the boiler")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Chen will come and help with the boiler");
+}
+
 }  // namespace
 }  // namespace speakermem::writer

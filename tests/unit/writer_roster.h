@@ -28,10 +28,11 @@ inline WriterMessage Msg(const std::string& speaker_id, const std::string& text)
 // to the same number of actions.
 inline std::vector<WriterAction> Write(std::vector<WriterMessage> msgs,
                                        std::vector<WriterHead> heads = {}, size_t max_actions = 8,
-                                       const OfflineWriterParams& params = {}) {
+                                       const OfflineWriterParams& params = {},
+                                       std::vector<WriterRosterMember> roster = Roster()) {
   auto writer = NewOfflineWriter(params);
   WriterInput in;
-  in.roster = Roster();
+  in.roster = std::move(roster);
   in.heads = std::move(heads);
   in.messages = std::move(msgs);
   in.max_actions = max_actions;
