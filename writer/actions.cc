@@ -49,6 +49,11 @@ std::vector<WriterAction> ActionsOf(const json& list) {
     w.content = str("content");
     w.entry_id = str("entry_id");
     if (w.entry_id.empty()) w.entry_id = str("id");
+    if (a.contains("from_ids") && a["from_ids"].is_array()) {
+      for (const json& id : a["from_ids"]) {
+        if (id.is_string()) w.from_ids.push_back(id.get<std::string>());
+      }
+    }
     out.push_back(std::move(w));
   }
   return out;
@@ -105,6 +110,7 @@ std::string SerializeWriterActions(const std::vector<WriterAction>& actions) {
       default:
         j = {{"action", a.type_name}};
     }
+    if (!a.from_ids.empty() && a.type != WriterAction::Type::kNoop) j["from_ids"] = a.from_ids;
     list.push_back(std::move(j));
   }
   return json{{"actions", list}}.dump();

@@ -111,6 +111,13 @@ std::string JoinStatements(absl::string_view earlier, absl::string_view separato
   return absl::StrCat(earlier, separator, more);
 }
 
+// Adds the message ids in `more` that `ids` lacks, in order.
+void AddFrom(const std::vector<std::string>& more, std::vector<std::string>* ids) {
+  for (const auto& id : more) {
+    if (std::find(ids->begin(), ids->end(), id) == ids->end()) ids->push_back(id);
+  }
+}
+
 // A state entry the Writer can revise: a current head or an ADD of this
 // segment (entry_id empty until applied; updates to those are merged).
 struct Slot {
@@ -219,6 +226,7 @@ class OfflineWriter final : public WriterModel {
       a.source = m.speaker_id;
       a.utype = c.utype;
       a.content = c.content;
+      a.from_ids = {m.message_id};
       out.push_back(std::move(a));
     }
     for (auto& a : out) {
@@ -297,6 +305,7 @@ class OfflineWriter final : public WriterModel {
       u.layer = a.layer;
       u.source = a.source;
       u.utype = a.utype;
+      u.from_ids = a.from_ids;
       // The chain keeps matching on everything said about its matter, and
       // later statements in this segment revise this UPDATE, not the head.
       head->tokens.insert(head->tokens.end(), tokens.begin(), tokens.end());
@@ -343,8 +352,10 @@ class OfflineWriter final : public WriterModel {
     const bool revision = HasAny(words, RevisionWords()) && Jaccard(tokens, slot->tokens) >= 0.4;
     if (revision || earlier->content.size() + a.content.size() > kMaxJoined) {
       earlier->content = a.content;
+      earlier->from_ids = a.from_ids;
     } else {
       earlier->content = JoinStatements(earlier->content, "; ", a.content);
+      AddFrom(a.from_ids, &earlier->from_ids);
     }
     if (a.utype == "stance") earlier->utype = a.utype;
     slot->tokens.insert(slot->tokens.end(), tokens.begin(), tokens.end());
@@ -401,10 +412,16 @@ class OfflineWriter final : public WriterModel {
       }
       for (const auto& [j, unused] : length) {
         std::vector<absl::string_view> texts;
+        std::vector<std::string> from;
         for (size_t i : adds) {
-          if (i == j || into[i] == j) texts.push_back((*actions)[i].content);
+          if (i != j && into[i] != j) continue;
+          texts.push_back((*actions)[i].content);
+          AddFrom((*actions)[i].from_ids, &from);
         }
-        if (texts.size() > 1) (*actions)[j].content = absl::StrJoin(texts, "; ");
+        if (texts.size() > 1) {
+          (*actions)[j].content = absl::StrJoin(texts, "; ");
+          (*actions)[j].from_ids = std::move(from);
+        }
       }
     }
     size_t out = 0;

@@ -171,8 +171,8 @@ ValidationReport ValidateActions(const std::vector<WriterAction>& actions,
 
 namespace {
 
-// Up to three supporting message ids for a record about `owner` from
-// `source` with `content`.
+// Up to three messages supporting a record about `owner` from `source`
+// with `content`.
 std::vector<const storage::Message*> Support(const std::string& owner, const std::string& source,
                                              const std::string& content,
                                              const std::vector<WriterRosterMember>& roster,
@@ -218,10 +218,16 @@ std::vector<const storage::Message*> Support(const std::string& owner, const std
     out.push_back(s.m);
   }
   if (out.empty() && !segment.empty()) out.push_back(&segment.back());
-  // What the best support answers is part of its meaning ("sure" to "drinks
-  // at Lena's after?"): the message it replies to, else the segment's last
-  // earlier message by someone else, when room is left.
-  if (out.size() < 3) {
+  return out;
+}
+
+// `out` and, when it cites fewer than three messages, what its first
+// answers, which is part of its meaning ("sure" to "drinks at Lena's
+// after?"): the message it replies to, else the segment's last earlier
+// message by someone else.
+std::vector<const storage::Message*> WithPrompt(std::vector<const storage::Message*> out,
+                                                const std::vector<storage::Message>& segment) {
+  if (!out.empty() && out.size() < 3) {
     const storage::Message* best_m = out.front();
     const storage::Message* prompt = nullptr;
     for (const auto& m : segment) {
@@ -261,7 +267,19 @@ storage::SegmentApply BuildApply(const ValidationReport& report, const Validatio
     r.writer_pos = pos;
     r.session = segment.empty() ? "" : segment.back().session;
     r.created_ms = now_ms;
+    // The messages the Writer drew the record from (all of them: a record
+    // joining four statements cites four messages), and those that support
+    // its content best.
+    std::vector<const storage::Message*> from;
+    for (const auto& m : segment) {
+      if (std::find(a.from_ids.begin(), a.from_ids.end(), m.message_id) != a.from_ids.end()) {
+        from.push_back(&m);
+      }
+    }
     for (const storage::Message* m : Support(a.owner, a.source, a.content, ctx.roster, segment)) {
+      if (std::find(from.begin(), from.end(), m) == from.end()) from.push_back(m);
+    }
+    for (const storage::Message* m : WithPrompt(std::move(from), segment)) {
       r.from_ids.push_back(m->message_id);
       r.valid_at_ms = std::max(r.valid_at_ms, m->timestamp_ms);
     }

@@ -71,6 +71,10 @@ struct WriterAction {
   std::string utype;
   std::string content;
   std::string entry_id;  // UPDATE: the head it revises
+  // The segment's messages the record is drawn from, when the Writer says
+  // (the offline Writer always does); empty: the support is inferred from
+  // the content.
+  std::vector<std::string> from_ids;
 };
 
 struct WriterOutput {

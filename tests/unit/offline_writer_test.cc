@@ -1,5 +1,7 @@
 // The offline Writer's rules, one sentence written for each.
 #include <catch2/catch.hpp>
+#include <set>
+#include <string>
 
 #include "tests/test_util.h"
 #include "tests/unit/writer_roster.h"
@@ -515,6 +517,27 @@ TEST_CASE("offline Writer: a revision of a plan without the plan's words is an U
   CHECK(a[0].type == Type::kUpdate);
   CHECK(a[0].entry_id == "h1");
   CHECK(a[0].content.find("Porto") != std::string::npos);
+}
+
+TEST_CASE("offline Writer: a record names the messages its statements come from",
+          "[writer][offline]") {
+  std::vector<WriterMessage> msgs = {
+      Msg("bob", "I went to a pottery class on Monday evening"),
+      Msg("alice", "Nice, which studio?"),
+      Msg("bob", "The one by the canal, I made a small bowl there"),
+      Msg("bob", "I glazed the bowl blue and will fire it next week"),
+  };
+  for (size_t i = 0; i < msgs.size(); ++i) msgs[i].message_id = "m" + std::to_string(i + 1);
+  auto a = Write(msgs);
+  std::set<std::string> cited;
+  for (const auto& x : a) {
+    CAPTURE(x.content);
+    REQUIRE(!x.from_ids.empty());
+    cited.insert(x.from_ids.begin(), x.from_ids.end());
+    // A record cites only messages whose speaker said it.
+    for (const auto& id : x.from_ids) CHECK(id != "m2");
+  }
+  CHECK(cited == std::set<std::string>{"m1", "m3", "m4"});
 }
 
 }  // namespace

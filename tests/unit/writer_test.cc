@@ -209,6 +209,44 @@ TEST_CASE("a record's provenance holds what its best support answers", "[writer]
   CHECK(b.new_records[0].from_ids == std::vector<std::string>{"m3", "m2"});
 }
 
+TEST_CASE("a record cites every message the Writer drew it from", "[writer][validate]") {
+  ValidationContext ctx;
+  ctx.roster = Roster();
+  ValidationReport rep;
+  // Four statements of Bob's joined into one record: its best-supported
+  // messages alone (three at most) would leave one of them uncited.
+  WriterAction joined = Add("bob", "bob", "core",
+                            "Bob went to the pottery class; Bob made a bowl; Bob glazed it blue; "
+                            "Bob will fire it on Tuesday at the pottery class");
+  joined.from_ids = {"m1", "m3", "m4", "m5", "elsewhere"};
+  rep.accepted.push_back(joined);
+  std::vector<storage::Message> seg(5);
+  seg[0] =
+      storage::Message{"m1", 1, "Bob", "bob", "I went to a pottery class", 1000, "s1", 0, "", {}};
+  seg[1] =
+      storage::Message{"m2", 2, "Alice", "alice", "Pottery class? nice", 2000, "s1", 1, "", {}};
+  seg[2] = storage::Message{"m3", 3, "Bob", "bob", "made a bowl", 3000, "s1", 2, "", {}};
+  seg[3] = storage::Message{"m4", 4, "Bob", "bob", "glazed it blue", 4000, "s1", 3, "", {}};
+  seg[4] = storage::Message{"m5", 5,    "Bob", "bob", "I will fire it on Tuesday at the class",
+                            5000, "s1", 4,     "",    {}};
+  storage::WriterState state;
+  auto a = BuildApply(rep, ctx, seg, state, 99);
+  REQUIRE(a.new_records.size() == 1);
+  // In the segment's order; an id not in the segment is not cited.
+  CHECK(a.new_records[0].from_ids == std::vector<std::string>{"m1", "m3", "m4", "m5"});
+  CHECK(a.new_records[0].valid_at_ms == 5000);
+  // Without the Writer's word, the best-supported messages (three at most).
+  rep.accepted[0].from_ids.clear();
+  auto b = BuildApply(rep, ctx, seg, state, 99);
+  REQUIRE(b.new_records.size() == 1);
+  CHECK(b.new_records[0].from_ids.size() == 3);
+  // The Writer's ids survive its raw text.
+  auto parsed = ParseWriterActions(SerializeWriterActions({joined}));
+  REQUIRE_OK(parsed);
+  REQUIRE(parsed->size() == 1);
+  CHECK((*parsed)[0].from_ids == joined.from_ids);
+}
+
 TEST_CASE("the Writer sees each message's reply target, in the segment or the store",
           "[writer][segmenter]") {
   speakermem::testing::TempDir dir;
