@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -313,25 +314,27 @@ class Readings {
 
   // A plan or decision of the group (GROUP interaction), or its norm (insight).
   ClauseReading Group(const std::vector<Word>& ws, const char* why) const {
+    // The "we" of "my kids ... we're going camping" is the speaker's circle.
+    if (ctx_.own_circle && HasWord(ws, GroupSubject())) return Self(ws, "the speaker's circle");
+    if (Encouragement(ws)) return Nothing("encouragement");
     ClauseReading r;
     const bool norm = HasWord(ws, NormWords());
     r.kind = norm ? ClauseReading::Kind::kGroupNorm : ClauseReading::Kind::kGroupPlan;
     r.about = kGroupOwner;
     r.utype = norm ? "observation" : "decision";
     std::vector<Word> rest = ws;
+    static const auto* kAs = new absl::flat_hash_map<std::string, std::string>{
+        {"we", "the group"},        {"us", "the group"},         {"our", "the group's"},
+        {"ours", "the group's"},    {"we'll", "the group will"}, {"we're", "the group is"},
+        {"we've", "the group has"}, {"we'd", "the group would"}, {"let's", "the group will"}};
     for (size_t i = 0; i < rest.size(); ++i) {
       Word& w = rest[i];
-      if (w.lower == "we" || w.lower == "us") w.text = "the group";
-      if (w.lower == "our" || w.lower == "ours") w.text = "the group's";
-      if (w.lower == "we'll") w.text = "the group will";
-      if (w.lower == "we're") w.text = "the group is";
-      if (w.lower == "we've") w.text = "the group has";
-      if (w.lower == "we'd") w.text = "the group would";
-      if (w.lower == "let's") w.text = "the group will";
+      if (auto as = kAs->find(w.lower); as != kAs->end()) w.text = as->second;
       if (w.lower != "we") continue;
       // The group is one subject: "we need" -> "the group needs".
       size_t v = i + 1;
-      while (v < rest.size() && IsAdverb(rest[v].lower)) ++v;
+      while (v < rest.size() && (IsAdverb(rest[v].lower) || In(rest[v].lower, {"all", "both"})))
+        ++v;
       if (v < rest.size()) {
         const std::string third = ThirdPersonVerb(rest[v].lower);
         if (third != rest[v].lower) rest[v].text = rest[v].lower = third;
@@ -761,6 +764,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
 std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& message) {
   std::vector<ClauseReading> out;
   MessageContext ctx = message;
+  ctx.own_circle = NamesOwnCircle(Words(CleanText(text)));
   bool announced = false;  // "Booked!", "Confirmed." announce a decision
   for (const std::string& clause : SplitClauses(CleanText(text))) {
     std::vector<Word> ws = Words(clause);

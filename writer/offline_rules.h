@@ -65,6 +65,7 @@ struct MessageContext {
   const std::vector<WriterRosterMember>* roster = nullptr;
   size_t min_content = 2;           // OfflineWriterParams::min_content
   bool group_arrangements = false;  // OfflineWriterParams::group_arrangements
+  bool own_circle = false;          // the message names the speaker's own circle
 };
 
 struct ClauseReading {

@@ -146,6 +146,63 @@ bool ReactionToNews(const std::vector<Word>& ws) {
   return false;
 }
 
+bool NamesOwnCircle(const std::vector<Word>& ws) {
+  static const Set kCircle = {
+      "kids",     "children", "family",   "son",       "sons",        "daughter", "daughters",
+      "husband",  "wife",     "partner",  "boyfriend", "girlfriend",  "parents",  "brother",
+      "brothers", "sister",   "sisters",  "siblings",  "team",        "students", "crew",
+      "band",     "club",     "friends",  "class",     "colleagues",  "kid",      "family's",
+      "kids'",    "group",    "roommate", "roommates", "grandparents"};
+  for (size_t i = 0; i + 1 < ws.size(); ++i) {
+    if (!In(ws[i].lower, {"my", "our"})) continue;
+    // "my kids", "our family camping trip", "my little brother"
+    for (size_t j = i + 1; j < ws.size() && j <= i + 2; ++j) {
+      if (!kCircle.contains(ws[j].lower)) continue;
+      // "our group" in a group chat is the chat, unless a name follows ("our
+      // group, Connected Activists, ..."); "my group" is the speaker's.
+      if (ws[j].lower != "group" || ws[i].lower == "my") return true;
+      if (j + 1 < ws.size() && ws[j].tail.find_first_of(".!?") == std::string::npos &&
+          absl::ascii_isupper(static_cast<unsigned char>(ws[j + 1].text[0]))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Encouragement(const std::vector<Word>& ws) {
+  for (const auto& w : ws) {
+    if (IsTimeWord(w.lower)) return false;  // "make some memories tomorrow" is a plan
+  }
+  static const Set kWe = {"we", "we'll", "let's", "lets", "we've", "we're"};
+  static const Set kHope = {"chase", "reach", "tackle",  "spread",  "show",     "push",
+                            "stay",  "got",   "achieve", "inspire", "motivate", "rock",
+                            "crush", "smash", "believe", "conquer", "come"};
+  size_t i = 0;
+  while (i < ws.size() && !kWe.contains(ws[i].lower)) ++i;
+  if (i == ws.size()) return false;
+  size_t v = i + 1;
+  while (v < ws.size() && (In(ws[v].lower, {"can", "will", "all", "both", "just", "gotta", "have",
+                                            "still", "totally", "definitely"}) ||
+                           IsAdverb(ws[v].lower))) {
+    ++v;
+  }
+  if (v >= ws.size()) return false;
+  const std::string& verb = ws[v].lower;
+  const std::string next = v + 1 < ws.size() ? ws[v + 1].lower : "";
+  // "we'll make it", "make a difference", "do great things together".
+  const std::string after = v + 2 < ws.size() ? ws[v + 2].lower : "";
+  // "keep going", "keep it up", "keep each other going"; "keep it on the
+  // street" is a plan.
+  if (verb == "keep") {
+    return absl::EndsWith(next, "ing") || (next.size() > 4 && absl::EndsWith(next, "in")) ||
+           (next == "it" && after == "up") || next == "each";
+  }
+  return kHope.contains(verb) || (verb == "make" && In(next, {"it", "a", "an", "this", "that"})) ||
+         (verb == "do" && In(next, {"it", "this", "great", "amazing", "big"})) ||
+         (verb == "get" && next == "through") || (verb == "go" && next == "for" && after == "it");
+}
+
 bool ReactionToAThing(const std::vector<Word>& ws) {
   if (ws.empty()) return false;
   if (ws.size() <= 4 && In(ws[0].lower, {"classic", "typical", "vintage"})) return true;

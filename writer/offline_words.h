@@ -46,6 +46,15 @@ bool ReactionToAThing(const std::vector<Word>& ws);
 // reaction ("Happy to help with the move" offers something, and stays).
 bool ReactionToNews(const std::vector<Word>& ws);
 
+// "My kids are so excited", "our family camping trip", "my students": the
+// message names a circle of the speaker's own, which its "we" then means.
+bool NamesOwnCircle(const std::vector<Word>& ws);
+
+// "Let's keep chasing our dreams", "We'll make it through this", "We can
+// do great things together": a wish for "us" with nothing arranged (no
+// time, no plan), which is not remembered.
+bool Encouragement(const std::vector<Word>& ws);
+
 // The name a member goes by: their first alias, else their id.
 std::string NameOf(const WriterRosterMember& r);
 

@@ -209,4 +209,53 @@ TEST_CASE("offline Writer: a suggestion put as a question is the speaker's stanc
   }
 }
 
+TEST_CASE("offline Writer: 'we' after the speaker's own circle is that circle", "[writer][group]") {
+  // "my kids ... we": the speaker's family, not the group.
+  auto a = Write(
+      {Msg("dana", "My kids are counting the days. We'll take the ferry to the island in June")});
+  REQUIRE(!a.empty());
+  for (const auto& x : a) {
+    CAPTURE(x.content);
+    CHECK(x.owner == "dana");
+    CHECK(x.layer == "core");
+  }
+  CHECK(a.back().content.find("We'll take the ferry to the island in June") != std::string::npos);
+  auto b =
+      Write({Msg("chen", "Our family cabin weekend is the best. We always grill by the lake")});
+  REQUIRE(!b.empty());
+  for (const auto& x : b) CHECK(x.owner == "chen");
+  // Without a circle of the speaker's, the same plan is the group's.
+  auto c = Write({Msg("dana", "We'll take the ferry to the island in June")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "GROUP");
+  // "our group" in the chat is the chat itself; with a name it is the
+  // speaker's.
+  auto d = Write({Msg("dana", "Right, our group. We will meet at the pier on Saturday")});
+  REQUIRE(!d.empty());
+  CHECK(d.back().owner == "GROUP");
+  auto e = Write(
+      {Msg("dana", "Our group, Harbour Rowers, is growing. We meet at the pier on Saturdays")});
+  REQUIRE(!e.empty());
+  for (const auto& x : e) CHECK(x.owner == "dana");
+}
+
+TEST_CASE("offline Writer: a wish for 'us' with nothing arranged is not remembered",
+          "[writer][group]") {
+  for (const char* text : {"Let's keep chasing our dreams!", "We'll make it through this",
+                           "We can do great things together", "Let's keep it up",
+                           "We'll get through this, hang in there"}) {
+    CAPTURE(text);
+    auto a = Write({Msg("alice", "The exam results come out on Monday"), Msg("bob", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].owner == "alice");
+  }
+  // A plan is remembered: an arrangement, or a wish with a time.
+  auto b = Write({Msg("bob", "We'll keep it small, just the six of us at the pub")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  auto c = Write({Msg("bob", "Let's make some great memories at the lake on Saturday")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "GROUP");
+}
+
 }  // namespace speakermem::writer
