@@ -188,8 +188,11 @@ const Set& TakesAPerson() {
 }
 const Set& DroppedIVerbs() {
   static const auto* s =
-      new Set{"prefer", "hate",  "hated", "need",     "needed",  "want", "wanted", "got",    "had",
-              "didn't", "can't", "won't", "couldn't", "haven't", "will", "forgot", "managed"};
+      new Set{"prefer", "hate", "hated", "need", "needed", "want", "wanted", "got", "had", "didn't",
+              "can't", "won't", "couldn't", "haven't", "will", "forgot", "managed",
+              // past verbs of what one did: "Lost my job", "Took a trip to Rome"
+              "lost", "took", "started", "finished", "bought", "visited", "joined", "quit",
+              "signed", "went"};
   return *s;
 }
 const Set& DroppedImVerbs() {

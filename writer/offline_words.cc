@@ -418,7 +418,12 @@ bool RestoreDroppedI(std::vector<Word>* ws) {
   std::string subject;
   // "Already contacted highways": a past verb after "already".
   if ((w0 == "already" && PastParticiple(w1)) ||
-      (In(w0, DroppedIVerbs()) && !In(w1, {"be", "it", "you"}))) {
+      (In(w0, DroppedIVerbs()) &&
+       !In(w1, {"be", "it", "you", "ages", "forever", "any", "well", "badly", "great", "fine",
+                "wrong", "off", "so", "too", "really", "raining", "snowing", "pouring"}) &&
+       // "Went to the beach", not "Went well"
+       (w0 != "went" ||
+        In(w1, {"to", "out", "home", "back", "for", "on", "with", "up", "down"})))) {
     subject = "I";
   } else if (w0 == "been" && !later_verb() && !SpanOfTime(*ws)) {
     subject = "I've";

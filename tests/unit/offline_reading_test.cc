@@ -497,5 +497,21 @@ TEST_CASE("offline Writer: a resolved subject's second verb takes its form", "[w
   CHECK(d[0].content == "Chen will come and help with the boiler");
 }
 
+TEST_CASE("offline Writer: a past verb of what one did puts its 'I' back", "[writer][reading]") {
+  auto a = Write({Msg("jon", "Lost my wallet on the night bus yesterday")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Jon lost their wallet on the night bus yesterday");
+  auto b = Write({Msg("jon", "Went to the lido with my cousins on Sunday")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Jon went to the lido with their cousins on Sunday");
+  // What went or took, not who: the clause stays as written.
+  auto c = Write({Msg("jon", "Went really well at the lido on Sunday")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Went well at the lido on Sunday");  // "really" is a hedge
+  auto d = Write({Msg("jon", "Started raining the moment the ferry left the harbour")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Started raining the moment the ferry left the harbour");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
