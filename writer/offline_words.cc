@@ -361,6 +361,8 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         repl = you + " will";
       } else if (lw == "your" || lw == "ur" || lw == "yours") {
         repl = you + "'s";
+      } else if (lw == "yourself") {
+        repl = you;  // "looking after yourself", as "myself" is the speaker
       }
     }
     // "I'd like us to pick a city", "she asked us to wait": the people asked

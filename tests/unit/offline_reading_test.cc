@@ -513,5 +513,14 @@ TEST_CASE("offline Writer: a past verb of what one did puts its 'I' back", "[wri
   CHECK(d[0].content == "Started raining the moment the ferry left the harbour");
 }
 
+TEST_CASE("offline Writer: 'yourself' is the addressee, as 'myself' is the speaker",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Ran the half marathon on Sunday"),
+                  Msg("alice", "You're doing a great job looking after yourself")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].owner == "bob");
+  CHECK(a[1].content == "Alice says Bob is doing a great job looking after Bob");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
