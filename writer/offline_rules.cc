@@ -221,8 +221,8 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       ws.erase(ws.begin());
       changed = true;
     } else if (In(ws[0].lower, {"thanks", "thank"}) &&
-               (ws[1].lower == "for" ||
-                (ws[1].lower == "you" && ws.size() > 2 && ws[2].lower == "for"))) {
+               (ws[1].lower == "for" || (ws.size() > 2 && ws[2].lower == "for" &&
+                                         In(ws[1].lower, {"you", "all", "everyone", "guys"})))) {
       ws.clear();  // "Thanks for the update": what is thanked for is not news
     } else if (ws.size() > 3 && ws[0].lower == "look" && ws[1].lower == "at" &&
                In(ws[2].lower, {"that", "this", "him", "her", "them", "you"}) &&

@@ -137,6 +137,11 @@ bool ReactionToNews(const std::vector<Word>& ws) {
     return ws[i + 2].lower != "see" || i + 3 >= ws.size() ||
            In(ws[i + 3].lower, {"you", "that", "this", "it", "him", "her", "them", "everyone"});
   }
+  // "Glad it went well", "Glad that helped ya": short, about what happened.
+  if (In(feeling, {"glad", "happy", "pleased", "relieved"}) && In(link, {"it", "that", "this"}) &&
+      ws.size() <= i + 5) {
+    return true;
+  }
   if (In(feeling, {"glad", "happy", "proud", "stoked", "thrilled", "pleased", "chuffed"}) &&
       In(link, {"for", "of"}) && i + 2 < ws.size()) {
     const Word& who = ws[i + 2];

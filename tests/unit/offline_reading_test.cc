@@ -461,8 +461,9 @@ TEST_CASE("offline Writer: a member's short name addresses them", "[writer][read
 
 TEST_CASE("offline Writer: a feeling about news is a reaction, an offer is not",
           "[writer][reading]") {
-  for (const char* text : {"Sorry to hear about the flat though", "Glad to hear it went well",
-                           "So happy for you!", "Proud of you both", "Happy to see you again"}) {
+  for (const char* text :
+       {"Sorry to hear about the flat though", "Glad to hear it went well", "So happy for you!",
+        "Proud of you both", "Happy to see you again", "Glad it went well", "Glad that helped"}) {
     CAPTURE(text);
     auto a = Write({Msg("alice", "I got the job at the museum"), Msg("bob", text)});
     REQUIRE(a.size() == 1);
@@ -520,6 +521,16 @@ TEST_CASE("offline Writer: 'yourself' is the addressee, as 'myself' is the speak
   REQUIRE(a.size() == 2);
   CHECK(a[1].owner == "bob");
   CHECK(a[1].content == "Alice says Bob is doing a great job looking after Bob");
+}
+
+TEST_CASE("offline Writer: thanks to everyone for something is not news", "[writer][reading]") {
+  auto a =
+      Write({Msg("bob", "Best turnout in years. Thanks all for making the street party work")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Best turnout in years");
+  auto b = Write({Msg("bob", "Thanks all. The street party is on the last Saturday of July")});
+  REQUIRE(!b.empty());
+  CHECK(b.back().content.find("last Saturday of July") != std::string::npos);
 }
 
 }  // namespace
