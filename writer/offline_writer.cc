@@ -191,6 +191,13 @@ class OfflineWriter final : public WriterModel {
       if (in.messages[j].speaker_id != m.speaker_id) addressee = in.messages[j].speaker_id;
     }
     if (addressee == m.speaker_id) addressee.clear();
+    // Between two people, "you" is the other one even in a segment's first
+    // message.
+    if (addressee.empty() && in.roster.size() == 2) {
+      for (const auto& r : in.roster) {
+        if (r.speaker_id != m.speaker_id) addressee = r.speaker_id;
+      }
+    }
     for (const auto& r : in.roster) {
       if (!addressee.empty() && r.speaker_id == addressee) {
         ctx.addressee =

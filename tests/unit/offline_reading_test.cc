@@ -533,5 +533,17 @@ TEST_CASE("offline Writer: thanks to everyone for something is not news", "[writ
   CHECK(b.back().content.find("last Saturday of July") != std::string::npos);
 }
 
+TEST_CASE("offline Writer: between two people 'you' is the other one from the first message",
+          "[writer][reading]") {
+  std::vector<WriterRosterMember> two = {{"jon", {"Jon"}}, {"gina", {"Gina"}}};
+  auto a = Write({Msg("jon", "I have to tell you about the new studio lease")}, {}, 8, {}, two);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "Jon has to tell Gina about the new studio lease");
+  // In a group, the first message's "you" has no one to resolve to.
+  auto b = Write({Msg("bob", "I have to tell you about the new studio lease")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Bob has to tell you about the new studio lease");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
