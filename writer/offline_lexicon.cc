@@ -132,9 +132,10 @@ const Set& ViewVerbs() {
 }
 
 const Set& AfterAddress() {
-  static const auto* s = new Set{"we",     "we're",  "we'll", "we've", "that",   "that's",  "thats",
-                                 "this",   "it",     "it's",  "its",   "there",  "there's", "thank",
-                                 "thanks", "please", "the",   "they",  "they're"};
+  static const auto* s =
+      new Set{"we",     "we're",  "we'll", "we've", "that",    "that's",  "thats",
+              "this",   "it",     "it's",  "its",   "there",   "there's", "thank",
+              "thanks", "please", "the",   "they",  "they're", "a",       "an"};
   return *s;
 }
 

@@ -545,5 +545,20 @@ TEST_CASE("offline Writer: between two people 'you' is the other one from the fi
   CHECK(b[0].content == "Bob has to tell you about the new studio lease");
 }
 
+TEST_CASE("offline Writer: a name before 'a' or 'an' opening a clause addresses",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Thinking of a reunion party for forty people"),
+                  Msg("alice", "Bob a big party is a lot of organising")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].owner == "alice");
+  CHECK(a[1].content == "A big party is a lot of organising");
+  // The name as the subject: what the speaker says of that member.
+  auto b = Write({Msg("bob", "Thinking of a reunion party for forty people"),
+                  Msg("alice", "Bob asked for a quiet dinner last year")});
+  REQUIRE(b.size() == 2);
+  CHECK(b[1].owner == "bob");
+  CHECK(b[1].layer == "profile");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
