@@ -221,13 +221,12 @@ std::vector<const storage::Message*> Support(const std::string& owner, const std
   return out;
 }
 
-// `out` and, when it cites fewer than three messages, what its first
-// answers, which is part of its meaning ("sure" to "drinks at Lena's
-// after?"): the message it replies to, else the segment's last earlier
-// message by someone else.
+// `out` and what its first message answers, which is part of its meaning
+// ("sure" to "drinks at Lena's after?"): the message it replies to, else the
+// segment's last earlier message by someone else.
 std::vector<const storage::Message*> WithPrompt(std::vector<const storage::Message*> out,
                                                 const std::vector<storage::Message>& segment) {
-  if (!out.empty() && out.size() < 3) {
+  if (!out.empty()) {
     const storage::Message* best_m = out.front();
     const storage::Message* prompt = nullptr;
     for (const auto& m : segment) {
