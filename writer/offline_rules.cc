@@ -229,9 +229,8 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
                absl::StrContains(ws[2].tail, ",")) {
       ws.erase(ws.begin(), ws.begin() + 3);  // "Look at that, one decent haul and ..."
       changed = true;
-    } else if (In(ws[0].lower, Markers()) &&
-               !(ws[0].lower == "no" && !absl::StrContains(ws[0].tail, ","))) {
-      ws.erase(ws.begin());
+    } else if (const size_t n = LeadingMarker(ws); n > 0) {
+      ws.erase(ws.begin(), ws.begin() + static_cast<long>(n));
       changed = true;
     } else if (m == nullptr && In(ws[0].lower, KinVocatives()) && !KinAsSubject(ws)) {
       ws.erase(ws.begin());  // "Mum that's so much food", "Dad we are happy"

@@ -151,6 +151,26 @@ bool ReactionToNews(const std::vector<Word>& ws) {
   return false;
 }
 
+size_t LeadingMarker(const std::vector<Word>& ws) {
+  if (ws.size() < 2 || !In(ws[0].lower, Markers())) return 0;
+  const std::string& w0 = ws[0].lower;
+  const std::string& w1 = ws[1].lower;
+  if (w0 == "no" && !absl::StrContains(ws[0].tail, ",")) return 0;
+  // "Fair enough, ...", "Great news, ..."
+  if (ws[0].tail.empty() && (ws.size() == 2 || !ws[1].tail.empty()) &&
+      ((w0 == "fair" && w1 == "enough") || (In(w0, {"great", "good"}) && w1 == "news"))) {
+    return 2;
+  }
+  static const Set kAlsoWords = {"all",   "same",  "everyone", "great",   "nice",  "cool",
+                                 "right", "fair",  "true",     "exactly", "look",  "listen",
+                                 "wait",  "noted", "agreed",   "guys",    "folks", "correct"};
+  if (!kAlsoWords.contains(w0) || !ws[0].tail.empty()) return 1;
+  const bool subject_follows = In(w1, FirstPersonSubject()) || In(w1, SecondPersonSubject()) ||
+                               In(w1, {"we", "we're", "we'll", "it", "it's", "that", "that's",
+                                       "this", "he", "she", "they", "there", "there's"});
+  return subject_follows ? 1 : 0;
+}
+
 bool NamesOwnCircle(const std::vector<Word>& ws) {
   static const Set kCircle = {
       "kids",     "children", "family",   "son",       "sons",        "daughter", "daughters",

@@ -41,6 +41,12 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx);
 // I'll book it", the word is a marker before the matter and only it goes).
 bool ReactionToAThing(const std::vector<Word>& ws);
 
+// How many words open `ws` only to mark it ("Yeah", "Oh", "Fair enough,",
+// "Great news,"): a marker that can be a word of the clause ("All the kids",
+// "Same layout next year", "Look at the size of it") only when it stands
+// apart, with punctuation or before a subject ("Same, I'll bring a stove").
+size_t LeadingMarker(const std::vector<Word>& ws);
+
 // "Sorry to hear that", "Glad to hear it went well", "So happy for you",
 // "Proud of you both": a feeling about what another said or did, a
 // reaction ("Happy to help with the move" offers something, and stays).

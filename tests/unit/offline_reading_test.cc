@@ -560,5 +560,32 @@ TEST_CASE("offline Writer: a name before 'a' or 'an' opening a clause addresses"
   CHECK(b[1].layer == "profile");
 }
 
+TEST_CASE(
+    "offline Writer: a marker that can be a word of the clause goes only when it stands apart",
+    "[writer][reading]") {
+  auto a = Write({Msg("bob", "All the kids loved the museum trip")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].content == "All the kids loved the museum trip");
+  auto b = Write({Msg("alice", "Same layout next year for the street party")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Same layout next year for the street party");
+  auto c = Write({Msg("bob", "Everyone loved the food at the street party")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].content == "Everyone loved the food at the street party");
+  // Apart, they mark: with punctuation or before a subject.
+  auto d = Write({Msg("bob", "Same, I'll bring a camping stove too")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Bob will bring a camping stove too");
+  auto e = Write({Msg("alice", "Fair enough, I'll bring the big tent then")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].content == "Alice will bring the big tent then");
+  auto f = Write({Msg("bob", "Great news, I got the job at the museum")});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].content == "Bob got the job at the museum");
+  auto g = Write({Msg("alice", "I'll take the early train"), Msg("bob", "Fair enough.")});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].owner == "alice");
+}
+
 }  // namespace
 }  // namespace speakermem::writer
