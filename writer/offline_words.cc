@@ -19,20 +19,22 @@ std::vector<Word> Words(absl::string_view clause) {
   for (absl::string_view raw : absl::StrSplit(clause, ' ', absl::SkipEmpty())) {
     std::string w(raw);
     std::string tail;
-    while (!w.empty() && std::string(".,!?;:\"()").find(w.back()) != std::string::npos) {
+    while (!w.empty() && std::string(".,!?;:\"()[]").find(w.back()) != std::string::npos) {
       tail.insert(tail.begin(), w.back());
       w.pop_back();
     }
-    // Brackets and quotes lose both ends: "(12k, 600m)" reads ", 12k, 600m,".
-    const bool closes = tail.find(')') != std::string::npos;
-    tail.erase(
-        std::remove_if(tail.begin(), tail.end(), [](char c) { return c == ')' || c == '"'; }),
-        tail.end());
+    // Brackets and quotes lose both ends: "(12k, 600m)" reads ", 12k, 600m,", and so
+    // does an image caption, "[image: a photo of a lake]".
+    const bool closes = tail.find_first_of(")]") != std::string::npos;
+    tail.erase(std::remove_if(tail.begin(), tail.end(),
+                              [](char c) { return c == ')' || c == ']' || c == '"'; }),
+               tail.end());
     if (closes && tail.empty()) tail = ",";
-    if (!w.empty() && w.front() == '(' && !out.empty() && out.back().tail.empty()) {
+    if (!w.empty() && (w.front() == '(' || w.front() == '[') && !out.empty() &&
+        out.back().tail.empty()) {
       out.back().tail = ",";
     }
-    while (!w.empty() && std::string("\"(").find(w.front()) != std::string::npos) w.erase(0, 1);
+    while (!w.empty() && std::string("\"([").find(w.front()) != std::string::npos) w.erase(0, 1);
     while (!w.empty() && w.front() == '\'') w.erase(0, 1);
     while (!w.empty() && w.back() == '\'') w.pop_back();
     if (w.empty()) {

@@ -587,5 +587,16 @@ TEST_CASE(
   CHECK(g[0].owner == "alice");
 }
 
+TEST_CASE("offline Writer: an image caption in brackets loses its brackets", "[writer][reading]") {
+  auto a =
+      Write({Msg("bob", "I painted this lake last summer [image: a photo of a painted lake]")});
+  REQUIRE(a.size() == 1);
+  CAPTURE(a[0].content);
+  CHECK(a[0].content.find(']') == std::string::npos);
+  CHECK(a[0].content.find('[') == std::string::npos);
+  CHECK(a[0].content.find("Bob painted this lake last summer") == 0);
+  CHECK(a[0].content.find("a photo of a painted lake") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace speakermem::writer
