@@ -128,6 +128,8 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
 
 bool ReactionToNews(const std::vector<Word>& ws) {
   size_t i = 0;
+  // "Marcus, so glad ...", "Oh, sorry to hear ...": a first word set apart.
+  if (ws.size() > 2 && absl::StrContains(ws[0].tail, ",")) ++i;
   while (i < ws.size() && In(ws[i].lower, {"so", "really", "very", "soo", "sooo", "just"})) ++i;
   if (i + 1 >= ws.size()) return false;
   const std::string& feeling = ws[i].lower;
@@ -139,10 +141,13 @@ bool ReactionToNews(const std::vector<Word>& ws) {
     return ws[i + 2].lower != "see" || i + 3 >= ws.size() ||
            In(ws[i + 3].lower, {"you", "that", "this", "it", "him", "her", "them", "everyone"});
   }
-  // "Glad it went well", "Glad that helped ya": short, about what happened.
-  if (In(feeling, {"glad", "happy", "pleased", "relieved"}) && In(link, {"it", "that", "this"}) &&
-      ws.size() <= i + 5) {
-    return true;
+  // "Glad it went well", "Glad that helped ya": short, about what happened;
+  // "So glad your son is okay": relief at someone's news.
+  if (In(feeling, {"glad", "happy", "pleased", "relieved"}) && ws.size() <= i + 7 &&
+      (In(link, {"it", "that", "this"}) ||
+       In(ws.back().lower, {"okay", "ok", "fine", "safe", "alright", "better"}))) {
+    return ws.size() <= i + 5 || !In(link, {"it", "that", "this"}) ||
+           In(ws.back().lower, {"okay", "ok", "fine", "safe", "alright", "better"});
   }
   if (In(feeling, {"glad", "happy", "proud", "stoked", "thrilled", "pleased", "chuffed"}) &&
       In(link, {"for", "of"}) && i + 2 < ws.size()) {

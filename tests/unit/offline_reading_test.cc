@@ -463,7 +463,8 @@ TEST_CASE("offline Writer: a feeling about news is a reaction, an offer is not",
           "[writer][reading]") {
   for (const char* text :
        {"Sorry to hear about the flat though", "Glad to hear it went well", "So happy for you!",
-        "Proud of you both", "Happy to see you again", "Glad it went well", "Glad that helped"}) {
+        "Proud of you both", "Happy to see you again", "Glad it went well", "Glad that helped",
+        "Alice, so glad your ankle is okay"}) {
     CAPTURE(text);
     auto a = Write({Msg("alice", "I got the job at the museum"), Msg("bob", text)});
     REQUIRE(a.size() == 1);
