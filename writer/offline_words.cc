@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "text/text.h"
 #include "text/tokenizer.h"
 
@@ -163,6 +164,16 @@ size_t LeadingMarker(const std::vector<Word>& ws) {
   const std::string& w0 = ws[0].lower;
   const std::string& w1 = ws[1].lower;
   if (w0 == "no" && !absl::StrContains(ws[0].tail, ",")) return 0;
+  // "Thanks, Caroline, for letting me join": what is thanked for is not news.
+  if (In(w0, {"thanks", "thank"})) {
+    size_t j = 1;
+    while (j < ws.size() && j < 4 &&
+           (In(ws[j].lower, {"you", "all", "everyone", "guys", "so", "much"}) ||
+            absl::ascii_isupper(static_cast<unsigned char>(ws[j].text[0])))) {
+      ++j;
+    }
+    if (j < ws.size() && ws[j].lower == "for") return ws.size();
+  }
   // "Fair enough, ...", "Great news, ..."
   if (ws[0].tail.empty() && (ws.size() == 2 || !ws[1].tail.empty()) &&
       ((w0 == "fair" && w1 == "enough") || (In(w0, {"great", "good"}) && w1 == "news"))) {
@@ -407,6 +418,11 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
       repl = "the group";
     }
     if (!self.empty() && absl::StartsWith(repl, self)) named_self = true;
+    // "No doubt, Jon, you've got this": the name just said is the "you".
+    if (!you.empty() && repl != ws[i].text && absl::StartsWith(repl, you) && !out.empty() &&
+        absl::StripSuffix(out.back(), ",") == you) {
+      out.pop_back();
+    }
     out.push_back(repl + ws[i].tail);
   }
   std::string s = absl::StrJoin(out, " ");

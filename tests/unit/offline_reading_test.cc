@@ -599,5 +599,26 @@ TEST_CASE("offline Writer: an image caption in brackets loses its brackets", "[w
   CHECK(a[0].content.find("a photo of a painted lake") != std::string::npos);
 }
 
+TEST_CASE("offline Writer: thanks to a named member for something is not news, the rest is",
+          "[writer][reading]") {
+  auto a = Write({Msg("alice", "I booked the pottery class for Saturday"),
+                  Msg("bob", "Thanks, Alice, for letting me join. I'm so proud of my first bowl")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].content == "Bob is so proud of their first bowl");
+  auto b = Write({Msg("alice", "I booked the pottery class for Saturday"),
+                  Msg("bob", "Thank you so much for the invite to the pottery class")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "alice");
+}
+
+TEST_CASE("offline Writer: a name said just before 'you' is not said twice", "[writer][reading]") {
+  auto a = Write({Msg("bob", "The studio lease fell through again"),
+                  Msg("alice", "No doubt, Bob, you've got this")});
+  REQUIRE(a.size() == 2);
+  CAPTURE(a[1].content);
+  CHECK(a[1].content.find("Bob Bob") == std::string::npos);
+  CHECK(a[1].content.find("Bob has got this") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace speakermem::writer
