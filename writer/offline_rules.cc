@@ -220,10 +220,6 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.erase(ws.begin());
       changed = true;
-    } else if (In(ws[0].lower, {"thanks", "thank"}) &&
-               (ws[1].lower == "for" || (ws.size() > 2 && ws[2].lower == "for" &&
-                                         In(ws[1].lower, {"you", "all", "everyone", "guys"})))) {
-      ws.clear();  // "Thanks for the update": what is thanked for is not news
     } else if (ws.size() > 3 && ws[0].lower == "look" && ws[1].lower == "at" &&
                In(ws[2].lower, {"that", "this", "him", "her", "them", "you"}) &&
                absl::StrContains(ws[2].tail, ",")) {
@@ -763,9 +759,10 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
 std::vector<ClauseReading> ReadMessage(absl::string_view text, const MessageContext& message) {
   std::vector<ClauseReading> out;
   MessageContext ctx = message;
-  ctx.own_circle = NamesOwnCircle(Words(CleanText(text)));
+  const std::string clean = CleanText(text);
+  ctx.own_circle = NamesOwnCircle(Words(clean));
   bool announced = false;  // "Booked!", "Confirmed." announce a decision
-  for (const std::string& clause : SplitClauses(CleanText(text))) {
+  for (const std::string& clause : SplitClauses(clean)) {
     std::vector<Word> ws = Words(clause);
     if (ws.size() == 1 && In(ws[0].lower, DecisionWords())) {
       announced = true;

@@ -101,16 +101,15 @@ const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
   // A short name: "Mel" for Melanie, "Tobe" for Tobenna, capitalised, at
   // least three letters, the start of exactly one member's first name.
   if (bare.size() < 3 || !absl::ascii_isupper(w.text[0]) || CommonCapitalised(bare)) return nullptr;
+  auto starts = [&bare](absl::string_view name) {
+    const absl::string_view first = name.substr(0, name.find(' '));
+    return first.size() > bare.size() && absl::EqualsIgnoreCase(first.substr(0, bare.size()), bare);
+  };
   const WriterRosterMember* found = nullptr;
   for (const auto& r : *ctx.roster) {
-    bool starts = false;
-    std::vector<std::string> names = {r.speaker_id};
-    names.insert(names.end(), r.aliases.begin(), r.aliases.end());
-    for (const auto& n : names) {
-      const std::string first = absl::AsciiStrToLower(n.substr(0, n.find(' ')));
-      starts = starts || (first.size() > bare.size() && absl::StartsWith(first, bare));
+    if (!starts(r.speaker_id) && std::none_of(r.aliases.begin(), r.aliases.end(), starts)) {
+      continue;
     }
-    if (!starts) continue;
     if (found != nullptr && found != &r) return nullptr;  // "Sam" for Samir or Samantha
     found = &r;
   }
@@ -144,11 +143,11 @@ bool ReactionToNews(const std::vector<Word>& ws) {
   }
   // "Glad it went well", "Glad that helped ya": short, about what happened;
   // "So glad your son is okay": relief at someone's news.
-  if (In(feeling, {"glad", "happy", "pleased", "relieved"}) && ws.size() <= i + 7 &&
-      (In(link, {"it", "that", "this"}) ||
-       In(ws.back().lower, {"okay", "ok", "fine", "safe", "alright", "better"}))) {
-    return ws.size() <= i + 5 || !In(link, {"it", "that", "this"}) ||
-           In(ws.back().lower, {"okay", "ok", "fine", "safe", "alright", "better"});
+  if (In(feeling, {"glad", "happy", "pleased", "relieved"}) && ws.size() <= i + 7) {
+    const bool about_it = In(link, {"it", "that", "this"}) && ws.size() <= i + 5;
+    const bool someone_ok =
+        In(ws.back().lower, {"okay", "ok", "fine", "safe", "alright", "better"});
+    if (about_it || someone_ok) return true;
   }
   if (In(feeling, {"glad", "happy", "proud", "stoked", "thrilled", "pleased", "chuffed"}) &&
       In(link, {"for", "of"}) && i + 2 < ws.size()) {
@@ -233,7 +232,6 @@ bool Encouragement(const std::vector<Word>& ws) {
   if (v >= ws.size()) return false;
   const std::string& verb = ws[v].lower;
   const std::string next = v + 1 < ws.size() ? ws[v + 1].lower : "";
-  // "we'll make it", "make a difference", "do great things together".
   const std::string after = v + 2 < ws.size() ? ws[v + 2].lower : "";
   // "keep going", "keep it up", "keep each other going"; "keep it on the
   // street" is a plan.
@@ -241,6 +239,7 @@ bool Encouragement(const std::vector<Word>& ws) {
     return absl::EndsWith(next, "ing") || (next.size() > 4 && absl::EndsWith(next, "in")) ||
            (next == "it" && after == "up") || next == "each";
   }
+  // "we'll make it", "make a difference", "do great things together".
   return kHope.contains(verb) || (verb == "make" && In(next, {"it", "a", "an", "this", "that"})) ||
          (verb == "do" && In(next, {"it", "this", "great", "amazing", "big"})) ||
          (verb == "get" && next == "through") || (verb == "go" && next == "for" && after == "it");
