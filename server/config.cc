@@ -409,11 +409,11 @@ void WriterKnobs(std::vector<Knob>* knobs) {
   k.push_back(
       BoolKnob("writer", "offline_group_arrangements",
                "Offline Writer: a clause that arranges something for the group without "
-               "being the speaker's own (\"we\" or \"everyone\" with a plan or a date, two "
-               "or more members' positions) is a GROUP interaction, not the speaker's core. "
-               "Off by default: on, the records come closer to the reference Writer's but "
-               "System 2 rows lose precision (eval/results/writer_dev.md; `speakermem eval "
-               "rows --config`).",
+               "being the speaker's own (\"we\" or \"everyone\" with a plan or a date) is a "
+               "GROUP interaction, not the speaker's core (two or more members' positions "
+               "are the group's whatever this says). Off by default: on, it changes "
+               "SpeakerLevenshtein by little and System 2 rows lose precision "
+               "(eval/results/writer_dev.md; `speakermem eval rows --config`).",
                [](C* c) { return &c->memory.writer.offline.group_arrangements; }));
 }
 

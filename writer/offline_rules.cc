@@ -416,41 +416,34 @@ std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Rea
   return view(Speaker{m->speaker_id, NameOf(*m)}, "view of a member");
 }
 
-bool HasTime(const std::vector<Word>& ws) {
-  for (size_t i = 0; i < ws.size(); ++i) {
-    if (IsTimeWord(ws[i].lower)) return true;
-    if (i + 1 < ws.size() && In(ws[i].lower, {"next", "this"}) &&
-        In(ws[i + 1].lower, {"week", "month", "year", "weekend", "time", "one"})) {
-      return true;
-    }
-    // "in six weeks", "in 3 days": a moment that far from now ("within two
-    // weeks" is a limit a rule sets, not a moment).
-    if (i + 2 < ws.size() && ws[i].lower == "in" &&
-        In(ws[i + 2].lower, {"days", "weeks", "months", "hours"})) {
-      return true;
+// Two or more members' positions ("So: Vera and Marcus in favour, Claudette
+// against") are where the group stands: GROUP interaction. Not a possessor
+// ("Blessing's reading ... Harriet's"), nor the speaker's own "I told A and B".
+std::optional<ClauseReading> MembersPositions(const std::vector<Word>& ws, const Readings& read,
+                                              const MessageContext& ctx) {
+  if (In(ws[0].lower, FirstPersonSubject())) return std::nullopt;
+  absl::flat_hash_set<std::string> members;
+  for (const Word& w : ws) {
+    const WriterRosterMember* m = Member(w, ctx);
+    if (m != nullptr && absl::ascii_isupper(w.text[0]) && !absl::EndsWith(w.lower, "'s")) {
+      members.insert(m->speaker_id);
     }
   }
-  return false;
+  return members.size() < 2 ? std::nullopt : std::optional(read.Group(ws, "members' positions"));
 }
 
-// An arrangement of the group stated by a member, not as their own matter:
-// "we" or "everyone" with a plan or a date ("Next drinks we keep the same
-// booth", "Saturday works for everyone"), or two or more members' positions
-// ("Vera and Marcus in favour, Claudette against"): GROUP interaction.
+// With group_arrangements on, "we" or "everyone" with a plan or a date, not
+// the speaker's own ("Saturday works for everyone"): GROUP interaction.
 std::optional<ClauseReading> GroupArrangement(const std::vector<Word>& ws, const Readings& read,
                                               const MessageContext& ctx) {
   if (!ctx.group_arrangements || In(ws[0].lower, FirstPersonSubject())) return std::nullopt;
   bool group_mention = false;
-  absl::flat_hash_set<std::string> members;
-  for (size_t i = 0; i < ws.size(); ++i) {
-    group_mention = group_mention || (i > 0 && In(ws[i].lower, {"we", "we'll", "we're", "us",
-                                                                "everyone", "everybody", "let's"}));
-    const WriterRosterMember* m = Member(ws[i], ctx);
-    if (m != nullptr && absl::ascii_isupper(ws[i].text[0])) members.insert(m->speaker_id);
+  for (size_t i = 1; i < ws.size(); ++i) {
+    group_mention = group_mention || In(ws[i].lower, {"we", "we'll", "we're", "us", "everyone",
+                                                      "everybody", "let's"});
   }
   const bool plan = HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords());
   if (group_mention && (plan || HasTime(ws))) return read.Group(ws, "arrangement for the group");
-  if (members.size() >= 2) return read.Group(ws, "members' positions");
   return std::nullopt;
 }
 
@@ -481,6 +474,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     return read.Other(Speaker{c.label_member->speaker_id, NameOf(*c.label_member)}, ws,
                       "what holds for a member");
   }
+  if (std::optional<ClauseReading> g = MembersPositions(ws, read, ctx)) return *g;
   if (std::optional<ClauseReading> g = GroupArrangement(ws, read, ctx)) return *g;
   if (first_person) {
     if (std::optional<ClauseReading> view = ViewOfMember(ws, read, ctx, c.addressee)) return *view;
@@ -720,7 +714,7 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   }
   if (ws.size() <= 2 && w0 == "me") return Nothing("short answer");
   // A reaction to what was just said ("That's character development").
-  if (In(w0, Demonstrative()) && !first_person) return Nothing("reaction");
+  if ((In(w0, Demonstrative()) && !first_person) || Appraisal(ws)) return Nothing("reaction");
   // What a person says of themselves ("I'm vegetarian") and a choice made
   // ("Porto it is") are worth one word; anything else needs min_content.
   if (content < (In(w0, FirstPersonSubject()) || ChoiceMade(ws) ? 1 : ctx.min_content)) {

@@ -5,7 +5,8 @@
 //
 // A message is cut into clauses (sentence ends, semicolons, line breaks,
 // emoji used as punctuation). Each clause is read in turn:
-//   * questions, acknowledgements, reactions and filler carry nothing (a
+//   * questions, acknowledgements, reactions ("It looks amazing", "Your team
+//     sounds intense") and filler carry nothing (a
 //     suggestion put as a question, "what about the noodle bar?", "we could
 //     drive up Friday?", is the speaker's stance: "Dana suggests ..."), nor
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
@@ -25,7 +26,8 @@
 //     speaker's;
 //   * the layer follows the meaning: the group's plans and decisions
 //     (also on a member's proposal: "Kwame's Saturday is confirmed", "...
-//     from now on", and with group_arrangements on a member's arrangement
+//     from now on"; several members' positions: "Vera and Marcus in favour,
+//     Claudette against"; with group_arrangements on a member's arrangement
 //     for everyone; a request tied to an occasion: "please ... this time")
 //     are GROUP interaction, its norms and standing requests ("please
 //     submit receipts ...") GROUP insight, what one

@@ -253,6 +253,41 @@ bool ReactionToAThing(const std::vector<Word>& ws) {
          In(ws[0].lower, {"great", "nice", "cool", "lovely", "brilliant", "awesome", "amazing"});
 }
 
+bool HasTime(const std::vector<Word>& ws) {
+  for (size_t i = 0; i < ws.size(); ++i) {
+    if (IsTimeWord(ws[i].lower)) return true;
+    if (i + 1 < ws.size() && In(ws[i].lower, {"next", "this"}) &&
+        In(ws[i + 1].lower, {"week", "month", "year", "weekend", "time", "one"})) {
+      return true;
+    }
+    // "in six weeks", "in 3 days": a moment that far from now ("within two
+    // weeks" is a limit a rule sets, not a moment).
+    if (i + 2 < ws.size() && ws[i].lower == "in" &&
+        In(ws[i + 2].lower, {"days", "weeks", "months", "hours"})) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Appraisal(const std::vector<Word>& ws) {
+  static const Set kSeem = {"looks", "look",    "looked", "sounds",
+                            "sound", "sounded", "seems",  "seem"};
+  static const Set kDegree = {"so", "really", "very", "pretty", "absolutely", "super", "quite"};
+  static const Set kJudgement = {
+      "great",    "good",      "well",      "fun",       "perfect",    "amazing",   "awesome",
+      "lovely",   "nice",      "fancy",     "real",      "cool",       "delicious", "beautiful",
+      "gorgeous", "brilliant", "fantastic", "wonderful", "incredible", "stunning",  "badass",
+      "epic",     "intense",   "exciting",  "fab",       "ideal",      "tasty",     "cute"};
+  if (ws.size() > 6 || !kJudgement.contains(ws.back().lower)) return false;
+  for (size_t v = 0; v + 1 < ws.size() && v <= 3; ++v) {
+    if (!kSeem.contains(ws[v].lower)) continue;
+    const size_t rest = ws.size() - v - 1;  // the judgement, maybe a degree before it
+    return rest == 1 || (rest == 2 && kDegree.contains(ws[v + 1].lower));
+  }
+  return false;
+}
+
 std::string NameOf(const WriterRosterMember& r) {
   return r.aliases.empty() ? r.speaker_id : r.aliases.front();
 }

@@ -41,6 +41,15 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx);
 // I'll book it", the word is a marker before the matter and only it goes).
 bool ReactionToAThing(const std::vector<Word>& ws);
 
+// A time the clause is tied to: a day, a date, "next week", "in six weeks".
+bool HasTime(const std::vector<Word>& ws);
+
+// "Your team sounds intense", "You look well", "It looks so real": what a
+// thing or a person seems like to the speaker, a judgement and nothing more
+// (short, the judgement its last word), a reaction. "Dana seems tired" is not
+// a judgement of this kind and stays.
+bool Appraisal(const std::vector<Word>& ws);
+
 // How many words open `ws` only to mark it ("Yeah", "Oh", "Fair enough,",
 // "Great news,"): a marker that can be a word of the clause ("All the kids",
 // "Same layout next year", "Look at the size of it") only when it stands

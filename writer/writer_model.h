@@ -128,11 +128,11 @@ struct OfflineWriterParams {
   // alone; 0: no such floor. The most informative record always stands.
   size_t min_record_words = 4;
   // A clause that arranges something for the group without being the
-  // speaker's own ("we" or "everyone" with a plan or a date; two or more
-  // members' positions) is a GROUP interaction rather than the speaker's core.
-  // Off by default and not in the leave-one-network-out grid: on, it raises
-  // SpeakerLevenshtein on the development trajectories but lowers the System 2
-  // row precision (eval/results/writer_dev.md says by how much).
+  // speaker's own ("we" or "everyone" with a plan or a date) is a GROUP
+  // interaction rather than the speaker's core (two or more members'
+  // positions always are). Off by default and not in the leave-one-network-out
+  // grid: on, it moves SpeakerLevenshtein on the development trajectories by
+  // little and lowers the System 2 row precision (eval/results/writer_dev.md).
   bool group_arrangements = false;
 };
 

@@ -620,5 +620,29 @@ TEST_CASE("offline Writer: a name said just before 'you' is not said twice", "[w
   CHECK(a[1].content.find("Bob has got this") != std::string::npos);
 }
 
+TEST_CASE("offline Writer: what a thing or a person seems like to the speaker is a reaction",
+          "[writer][reading]") {
+  for (const char* text : {"Your new job sounds intense", "You look well", "It looks so real",
+                           "The allotment looks amazing"}) {
+    INFO(text);
+    auto a = Write({Msg("alice", "I started at the bakery on Monday"), Msg("bob", text)});
+    REQUIRE(a.size() == 1);  // Alice's record; Bob's reaction is nothing
+    CHECK(a[0].owner == "alice");
+  }
+  // What a member seems to be, or a judgement with more to it, stays.
+  auto b = Write({Msg("alice", "I started at the bakery on Monday"),
+                  Msg("bob", "You seem tired since the move")});
+  REQUIRE(b.size() == 2);
+  CHECK(b[1].owner == "alice");
+  CHECK(b[1].source == "bob");
+  auto c = Write({Msg("bob", "The north ridge looks great for a winter climb in January")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].type == Type::kAdd);
+  // Next to a matter of its own, only the reaction goes.
+  auto d = Write({Msg("bob", "That sounds perfect. I'll bring the folding chairs")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].content == "Bob will bring the folding chairs");
+}
+
 }  // namespace
 }  // namespace speakermem::writer

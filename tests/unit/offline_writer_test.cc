@@ -447,22 +447,39 @@ TEST_CASE("offline Writer: with group_arrangements on, the group's arrangements 
           "[writer]") {
   OfflineWriterParams on;
   on.group_arrangements = true;
-  for (const char* text : {"Thursday at 7pm works for everyone, back room of the Crown",
-                           "Alice and Dana in favour of the coach, Bob against"}) {
-    INFO(text);
-    auto b = Write({Msg("chen", text)}, {}, 8, on);
-    REQUIRE(b.size() == 1);
-    CHECK(b[0].owner == "GROUP");
-    CHECK(b[0].layer == "interaction");
-    // Off (the default), the same clause is read by its subject.
-    auto c = Write({Msg("chen", text)});
-    REQUIRE(c.size() == 1);
-    CHECK(c[0].owner != "GROUP");
-  }
+  const char* text = "Thursday at 7pm works for everyone, back room of the Crown";
+  auto b = Write({Msg("chen", text)}, {}, 8, on);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "GROUP");
+  CHECK(b[0].layer == "interaction");
+  // Off (the default), the same clause is read by its subject.
+  auto c = Write({Msg("chen", text)});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner != "GROUP");
   // The speaker's own plan stays theirs, even with everyone in it.
   auto d = Write({Msg("chen", "I will bake a cake for everyone on Saturday")}, {}, 8, on);
   REQUIRE(d.size() == 1);
   CHECK(d[0].owner == "chen");
+}
+
+TEST_CASE("offline Writer: several members' positions are where the group stands", "[writer]") {
+  for (const char* text : {"So, Alice and Dana in favour of the coach, Bob against",
+                           "That's Alice, Bob's brother, Dana and me confirmed for the quiz"}) {
+    INFO(text);
+    auto a = Write({Msg("chen", text)});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].owner == "GROUP");
+    CHECK(a[0].layer == "interaction");
+    CHECK(a[0].source == "chen");
+  }
+  // Members named as possessors hold no position; the speaker's own act
+  // that names two members stays the speaker's.
+  auto b = Write({Msg("chen", "Alice's map makes more sense to me than Bob's compass")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner != "GROUP");
+  auto c = Write({Msg("chen", "I told Alice and Dana about the coach times")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "chen");
 }
 
 TEST_CASE("offline Writer: a speaker's consecutive messages on one matter make one record",
