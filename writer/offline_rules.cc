@@ -422,6 +422,12 @@ std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Rea
 std::optional<ClauseReading> MembersPositions(const std::vector<Word>& ws, const Readings& read,
                                               const MessageContext& ctx) {
   if (In(ws[0].lower, FirstPersonSubject())) return std::nullopt;
+  // Most clauses name no two people: only capitalised words are looked up.
+  if (std::count_if(ws.begin(), ws.end(), [](const Word& w) {
+        return absl::ascii_isupper(w.text[0]) && !absl::EndsWith(w.lower, "'s");
+      }) < 2) {
+    return std::nullopt;
+  }
   absl::flat_hash_set<std::string> members;
   for (const Word& w : ws) {
     const WriterRosterMember* m = Member(w, ctx);

@@ -88,19 +88,19 @@ bool CommonCapitalised(const std::string& lower) {
 
 const WriterRosterMember* Member(const Word& w, const MessageContext& ctx) {
   if (ctx.roster == nullptr || w.text.empty()) return nullptr;
-  std::string bare = w.lower;
-  if (absl::EndsWith(bare, "'s")) bare.resize(bare.size() - 2);
+  absl::string_view bare = w.lower;  // compared without copies: a hot path
+  if (absl::EndsWith(bare, "'s")) bare.remove_suffix(2);
+  const bool capital = absl::ascii_isupper(w.text[0]);
   for (const auto& r : *ctx.roster) {
-    if (absl::AsciiStrToLower(r.speaker_id) == bare) return &r;
+    if (absl::EqualsIgnoreCase(r.speaker_id, bare)) return &r;
+    if (!capital) continue;
     for (const auto& a : r.aliases) {
-      if (!a.empty() && absl::AsciiStrToLower(a) == bare && absl::ascii_isupper(w.text[0])) {
-        return &r;
-      }
+      if (!a.empty() && absl::EqualsIgnoreCase(a, bare)) return &r;
     }
   }
   // A short name: "Mel" for Melanie, "Tobe" for Tobenna, capitalised, at
   // least three letters, the start of exactly one member's first name.
-  if (bare.size() < 3 || !absl::ascii_isupper(w.text[0]) || CommonCapitalised(bare)) return nullptr;
+  if (bare.size() < 3 || !capital || CommonCapitalised(std::string(bare))) return nullptr;
   auto starts = [&bare](absl::string_view name) {
     const absl::string_view first = name.substr(0, name.find(' '));
     return first.size() > bare.size() && absl::EqualsIgnoreCase(first.substr(0, bare.size()), bare);
