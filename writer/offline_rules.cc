@@ -363,32 +363,6 @@ class Readings {
   const std::string self_;
 };
 
-// How many words after a member's name say the speaker agrees with them
-// ("is right", "'s right", "makes a fair point", "has a point"); 0 if none.
-size_t AgreementLength(const std::vector<Word>& ws) {
-  if (ws.size() < 2) return 0;
-  if (absl::EndsWith(ws[0].lower, "'s") && In(ws[1].lower, {"right", "correct"})) return 2;
-  if (ws.size() >= 3 && In(ws[1].lower, {"is", "was"}) &&
-      In(ws[2].lower, {"right", "correct", "spot"})) {
-    return 3 + (ws.size() > 3 && ws[3].lower == "on");
-  }
-  for (size_t i = 2; i < ws.size() && i < 5; ++i) {
-    if (In(ws[1].lower, {"makes", "made", "has", "had", "raises", "raised"}) &&
-        In(ws[i].lower, {"point", "points"})) {
-      return i + 1;
-    }
-  }
-  return 0;
-}
-
-// "... from now on": a standing decision.
-bool FromNowOn(const std::vector<Word>& ws) {
-  for (size_t i = 0; i + 2 < ws.size(); ++i) {
-    if (ws[i].lower == "from" && ws[i + 1].lower == "now" && ws[i + 2].lower == "on") return true;
-  }
-  return false;
-}
-
 // A member's view of another member ("I think Bob ..."), or nothing.
 std::optional<ClauseReading> ViewOfMember(const std::vector<Word>& ws, const Readings& read,
                                           const MessageContext& ctx, const Speaker& addressee) {
@@ -526,6 +500,11 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     if (c.addressee.speaker_id.empty() || c.addressee.speaker_id == ctx.speaker.speaker_id) {
       return Nothing("unknown addressee");
     }
+    // "You're probably right": the speaker agrees, as with a member's name.
+    if (size_t agreed = AgreementLength(ws); agreed > 0) {
+      std::vector<Word> rest(ws.begin() + static_cast<long>(agreed), ws.end());
+      if (ContentCount(rest) < ctx.min_content) return Nothing("agreement");
+    }
     // "You two are the same person", "you all did well": several people.
     if (In(w1, SeveralAddressees())) {
       return Nothing("several addressees");
@@ -546,7 +525,7 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
     // "Cass makes a fair point about Millbrook", "Kwame is right": the
     // speaker agrees, which is the speaker's stance; bare, an acknowledgement.
     if (size_t agreed = AgreementLength(ws);
-        agreed > 0 && m->speaker_id != ctx.speaker.speaker_id) {
+        (agreed > 0 || Endorsed(ws)) && m->speaker_id != ctx.speaker.speaker_id) {
       std::vector<Word> rest(ws.begin() + static_cast<long>(agreed), ws.end());
       if (ContentCount(rest) < ctx.min_content) return Nothing("agreement");
       ClauseReading r = read.Self(ws, "agreement with a member");

@@ -18,7 +18,9 @@
 //     I'm ...", a kinship word no member goes by: "Mum ...") too, a
 //     vocative naming the addressee;
 //   * agreeing with a member's point ("Cass makes a fair point about ...")
-//     is the speaker's stance, bare agreement ("Kwame is right") nothing;
+//     or calling a member's plan the right one ("Imogen's dinner is the
+//     right plan") is the speaker's stance, bare agreement ("Kwame is
+//     right", "you're probably right") nothing;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,
 //     a roster name that member, "we"/"let's" the group ("let's" wherever it
 //     stands; two members' joint arrangement, "Preet and I will go", too);

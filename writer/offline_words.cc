@@ -253,6 +253,38 @@ bool ReactionToAThing(const std::vector<Word>& ws) {
          In(ws[0].lower, {"great", "nice", "cool", "lovely", "brilliant", "awesome", "amazing"});
 }
 
+size_t AgreementLength(const std::vector<Word>& ws) {
+  if (ws.size() < 2) return 0;
+  // "Kwame's right", "you're right": the verb is in the name.
+  const bool fused = absl::EndsWith(ws[0].lower, "'s") || In(ws[0].lower, {"you're", "youre"});
+  size_t at = fused ? 1 : 2;  // where "right" may stand
+  if (!fused && !In(ws[1].lower, {"is", "was", "are", "were"})) at = ws.size();
+  if (at < ws.size() && IsAdverb(ws[at].lower) && !In(ws[at].lower, {"only", "never"})) ++at;
+  if (at < ws.size() &&
+      (In(ws[at].lower, {"right", "correct"}) || (!fused && ws[at].lower == "spot"))) {
+    return at + 1 + (at + 1 < ws.size() && ws[at + 1].lower == "on");
+  }
+  for (size_t i = 2; i < ws.size() && i < 5; ++i) {
+    if (In(ws[1].lower, {"makes", "made", "has", "had", "raises", "raised", "make"}) &&
+        In(ws[i].lower, {"point", "points"})) {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+bool Endorsed(const std::vector<Word>& ws) {
+  return ws.size() >= 5 && absl::EndsWith(ws[0].lower, "'s") && In(ws[2].lower, {"is", "was"}) &&
+         ws[3].lower == "the" && In(ws[4].lower, {"right", "best", "better"});
+}
+
+bool FromNowOn(const std::vector<Word>& ws) {
+  for (size_t i = 0; i + 2 < ws.size(); ++i) {
+    if (ws[i].lower == "from" && ws[i + 1].lower == "now" && ws[i + 2].lower == "on") return true;
+  }
+  return false;
+}
+
 bool HasTime(const std::vector<Word>& ws) {
   for (size_t i = 0; i < ws.size(); ++i) {
     if (IsTimeWord(ws[i].lower)) return true;

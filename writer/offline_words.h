@@ -41,6 +41,18 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx);
 // I'll book it", the word is a marker before the matter and only it goes).
 bool ReactionToAThing(const std::vector<Word>& ws);
 
+// How many words after a member's name (or "you") say the speaker agrees
+// with them ("is right", "'s right", "is probably right", "you're so right",
+// "makes a fair point", "has a point"); 0 if none.
+size_t AgreementLength(const std::vector<Word>& ws);
+
+// "Imogen's dinner is the right plan": a member's proposal endorsed, the
+// speaker's stance on the thing named.
+bool Endorsed(const std::vector<Word>& ws);
+
+// "... from now on": a standing decision.
+bool FromNowOn(const std::vector<Word>& ws);
+
 // A time the clause is tied to: a day, a date, "next week", "in six weeks".
 bool HasTime(const std::vector<Word>& ws);
 

@@ -345,6 +345,50 @@ TEST_CASE("offline Writer: agreeing with a member is the speaker's stance, bare 
   }
 }
 
+TEST_CASE("offline Writer: agreeing with the member addressed, or endorsing a member's plan",
+          "[writer]") {
+  // "You're probably right" to Bob is Dana agreeing, not a fact of Bob's.
+  for (const char* text : {"You're probably right", "you are totally right", "You're right"}) {
+    INFO(text);
+    WriterMessage m = Msg("dana", text);
+    m.reply_to_speaker_id = "bob";
+    auto a = Write({m});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  WriterMessage more = Msg("dana", "You're right, the ferry is cheaper than the bridge toll");
+  more.reply_to_speaker_id = "bob";
+  auto b = Write({more});
+  // With matter of its own the clause is kept (as what Dana says of Bob's
+  // word, as before).
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].type == Type::kAdd);
+  CHECK(b[0].content == "Dana says Bob is right, the ferry is cheaper than the bridge toll");
+  // Counter-cases: what the member addressed is stays theirs.
+  WriterMessage right_handed = Msg("dana", "You're right-handed on the pitch but left on the bike");
+  right_handed.reply_to_speaker_id = "bob";
+  auto c = Write({right_handed});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "bob");
+  CHECK(c[0].layer == "profile");
+  WriterMessage only = Msg("dana", "You're only right about the ferry timetable on weekdays");
+  only.reply_to_speaker_id = "bob";
+  auto d = Write({only});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "bob");
+  // A member's plan named the right one is the speaker's stance on it.
+  auto e = Write({Msg("chen", "Alice's picnic is the right plan")});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].owner == "chen");
+  CHECK(e[0].layer == "core");
+  CHECK(e[0].utype == "stance");
+  CHECK(e[0].content == "Alice's picnic is the right plan");
+  auto f = Write({Msg("chen", "Alice's van is the blue one by the gate")});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].owner == "alice");
+  CHECK(f[0].layer == "profile");
+}
+
 TEST_CASE("offline Writer: a decision on a member's proposal is GROUP interaction", "[writer]") {
   auto a = Write({Msg("chen", "Alice's Friday picnic is confirmed")});
   REQUIRE(a.size() == 1);
