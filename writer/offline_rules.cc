@@ -250,6 +250,12 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
       In(ws.back().lower, {"it", "you", "they", "he", "she", "we", "i", "there"})) {
     ws.resize(ws.size() - 2);
   }
+  // "... but let's see", "... we'll see": a hedge closing a clause, no plan.
+  if (ws.size() > 3 && ws.back().lower == "see" &&
+      In(ws[ws.size() - 2].lower, {"let's", "lets", "we'll"})) {
+    ws.resize(ws.size() - 2);
+    if (In(ws.back().lower, {"but", "and", "so"})) ws.pop_back();
+  }
   // "... can wait two days my love": an endearment closing a clause (not
   // "send them my love").
   if (ws.size() > 3 && ws[ws.size() - 2].lower == "my" &&

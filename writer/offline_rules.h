@@ -12,7 +12,8 @@
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
 //     says what the speaker would have someone do, not what is so; nor
 //     does where someone is at this moment ("on my way", "running late");
-//   * hedges and intensifiers ("just", "genuinely", "though") are dropped
+//   * hedges and intensifiers ("just", "genuinely", "though"; a closing
+//     "... but let's see", "we'll see", which arranges nothing) are dropped
 //     wherever they stand, leading discourse markers ("yeah", "anyway") and
 //     vocatives ("Priya, ...", "Rashida what ...", "Yusuf we ...", "Kwame
 //     I'm ...", a kinship word no member goes by: "Mum ...") too, a

@@ -389,6 +389,26 @@ TEST_CASE("offline Writer: agreeing with the member addressed, or endorsing a me
   CHECK(f[0].layer == "profile");
 }
 
+TEST_CASE("offline Writer: a closing 'let's see' is a hedge, not a plan of the group", "[writer]") {
+  auto a = Write({Msg("alice", "The ferry might be full in August but let's see")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "alice");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].content == "The ferry might be full in August");
+  auto b = Write({Msg("dana", "Flights are pricey right now, we'll see")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "dana");
+  CHECK(b[0].content == "Flights are pricey right now");
+  // Counter-cases: seeing something is a plan.
+  auto c = Write({Msg("bob", "Let's see the castle on Sunday")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "GROUP");
+  CHECK(c[0].content == "The group will see the castle on Sunday");
+  auto d = Write({Msg("chen", "We'll see the fireworks from the roof on Saturday")});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].owner == "GROUP");
+}
+
 TEST_CASE("offline Writer: a decision on a member's proposal is GROUP interaction", "[writer]") {
   auto a = Write({Msg("chen", "Alice's Friday picnic is confirmed")});
   REQUIRE(a.size() == 1);
