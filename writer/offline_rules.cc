@@ -591,6 +591,15 @@ bool MomentaryStatus(const std::vector<Word>& ws) {
     if (w == "see" && In(next, {"you", "u", "ya", "everyone", "everybody", "y'all"})) {
       return true;
     }
+    // "just getting in, it's late here": arriving home, the hour where one is.
+    if (In(w, {"getting", "got"}) && In(next, {"in", "home"}) &&
+        (i + 2 == ws.size() || absl::StrContains(ws[i + 1].tail, ",") ||
+         In(after, {"now", "late"}))) {
+      return true;
+    }
+    if (In(w, {"it's", "its"}) && In(next, {"late", "early", "midnight"}) && after == "here") {
+      return true;
+    }
     if ((w == "here" && next == "now") ||
         (w == "arrived" && (next.empty() || In(next, {"now", "here"})))) {
       return true;

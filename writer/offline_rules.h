@@ -11,7 +11,8 @@
 //     drive up Friday?", is the speaker's stance: "Dana suggests ..."), nor
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
 //     says what the speaker would have someone do, not what is so; nor
-//     does where someone is at this moment ("on my way", "running late");
+//     does where someone is at this moment ("on my way", "running late",
+//     "just getting in, it's late here");
 //   * hedges and intensifiers ("just", "genuinely", "though"; a closing
 //     "... but let's see", "we'll see", which arranges nothing) are dropped
 //     wherever they stand, leading discourse markers ("yeah", "anyway") and

@@ -447,17 +447,24 @@ TEST_CASE("offline Writer: hedges and intensifiers do not reach the record", "[w
 TEST_CASE("offline Writer: where someone is at this moment is NOOP", "[writer]") {
   for (const char* text : {"On my way, running ten minutes behind", "Heading out in 10 mins",
                            "Almost there with the cake", "Great, see everyone Saturday",
-                           "Been here twenty minutes at the corner table", "Sorry Alice"}) {
+                           "Been here twenty minutes at the corner table", "Sorry Alice",
+                           "Just getting in, it's late here", "Got home now, long day at work"}) {
     INFO(text);
     auto a = Write({Msg("chen", text)});
     REQUIRE(a.size() == 1);
     CHECK(a[0].type == Type::kNoop);
   }
-  // Having been somewhere before is worth remembering.
-  auto b = Write({Msg("chen", "I've been here before for the tasting menu")});
-  REQUIRE(b.size() == 1);
-  CHECK(b[0].type == Type::kAdd);
-  CHECK(b[0].owner == "chen");
+  // Having been somewhere before, getting in somewhere, coming home from a
+  // trip are worth remembering.
+  for (const char* text : {"I've been here before for the tasting menu",
+                           "I got in to the design course at the college",
+                           "I got home from Lisbon on Monday with a cold"}) {
+    INFO(text);
+    auto b = Write({Msg("chen", text)});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].type == Type::kAdd);
+    CHECK(b[0].owner == "chen");
+  }
 }
 
 TEST_CASE(
