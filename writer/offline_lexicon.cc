@@ -9,20 +9,22 @@ namespace speakermem::writer::offline {
 // nothing of its matter.
 const Set& Markers() {
   static const auto* s = new Set{
-      "yeah",      "yes",        "yep",        "yup",     "ya",       "yea",       "no",
-      "nah",       "nope",       "ok",         "okay",    "k",        "oh",        "ah",
-      "aw",        "aww",        "well",       "so",      "anyway",   "anyways",   "honestly",
-      "haha",      "hahaha",     "hah",        "ha",      "lol",      "lmao",      "omg",
-      "wow",       "ugh",        "hmm",        "hm",      "fair",     "exactly",   "true",
-      "right",     "sure",       "cool",       "nice",    "great",    "totally",   "absolutely",
-      "agreed",    "ironically", "also",       "but",     "and",      "plus",      "oof",
-      "whoa",      "yikes",      "damn",       "dang",    "welp",     "alright",   "hey",
-      "hi",        "hello",      "thanks",     "thank",   "same",     "guilty",    "noted",
-      "correct",   "indeed",     "definitely", "legend",  "classic",  "seriously", "literally",
-      "basically", "tbh",        "ngl",        "btw",     "anyhow",   "look",      "listen",
-      "guys",      "folks",      "everyone",   "all",     "um",       "uh",        "gosh",
-      "wait",      "hmmm",       "bro",        "mate",    "dude",     "then",      "obviously",
-      "course",    "of",         "maybe",      "perhaps", "probably", "sorry"};
+      "yeah",      "yes",        "yep",        "yup",       "ya",       "yea",       "no",
+      "nah",       "nope",       "ok",         "okay",      "k",        "oh",        "ah",
+      "aw",        "aww",        "well",       "so",        "anyway",   "anyways",   "honestly",
+      "haha",      "hahaha",     "hah",        "ha",        "lol",      "lmao",      "omg",
+      "wow",       "ugh",        "hmm",        "hm",        "fair",     "exactly",   "true",
+      "right",     "sure",       "cool",       "nice",      "great",    "totally",   "absolutely",
+      "agreed",    "ironically", "also",       "but",       "and",      "plus",      "oof",
+      "whoa",      "yikes",      "damn",       "dang",      "welp",     "alright",   "hey",
+      "hi",        "hello",      "thanks",     "thank",     "same",     "guilty",    "noted",
+      "correct",   "indeed",     "definitely", "legend",    "classic",  "seriously", "literally",
+      "basically", "tbh",        "ngl",        "btw",       "anyhow",   "look",      "listen",
+      "guys",      "folks",      "everyone",   "all",       "um",       "uh",        "gosh",
+      "wait",      "hmmm",       "bro",        "mate",      "dude",     "then",      "obviously",
+      "course",    "of",         "maybe",      "perhaps",   "probably", "sorry",     "ooh",
+      "oooh",      "perfect",    "lovely",     "brilliant", "amazing",  "awesome",   "excellent",
+      "wonderful", "fab",        "fantastic"};
   return *s;
 }
 

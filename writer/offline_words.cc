@@ -178,9 +178,11 @@ size_t LeadingMarker(const std::vector<Word>& ws) {
       ((w0 == "fair" && w1 == "enough") || (In(w0, {"great", "good"}) && w1 == "news"))) {
     return 2;
   }
-  static const Set kAlsoWords = {"all",   "same",  "everyone", "great",   "nice",  "cool",
-                                 "right", "fair",  "true",     "exactly", "look",  "listen",
-                                 "wait",  "noted", "agreed",   "guys",    "folks", "correct"};
+  static const Set kAlsoWords = {
+      "all",     "same",    "everyone",  "great",     "nice",    "cool",     "right",
+      "fair",    "true",    "exactly",   "look",      "listen",  "wait",     "noted",
+      "agreed",  "guys",    "folks",     "correct",   "perfect", "lovely",   "brilliant",
+      "amazing", "awesome", "excellent", "wonderful", "fab",     "fantastic"};
   if (!kAlsoWords.contains(w0) || !ws[0].tail.empty()) return 1;
   const bool subject_follows = In(w1, FirstPersonSubject()) || In(w1, SecondPersonSubject()) ||
                                In(w1, {"we", "we're", "we'll", "it", "it's", "that", "that's",

@@ -586,6 +586,17 @@ TEST_CASE(
   auto g = Write({Msg("alice", "I'll take the early train"), Msg("bob", "Fair enough.")});
   REQUIRE(g.size() == 1);
   CHECK(g[0].owner == "alice");
+  // A delighted word before the matter ("Perfect, ...", "Ooh ...") marks it;
+  // opening a clause of its own, it is the clause's word.
+  auto h = Write({Msg("alice", "Perfect, I'll bring the folding chairs")});
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].content == "Alice will bring the folding chairs");
+  auto i = Write({Msg("bob", "Ooh I have been wanting to try that place")});
+  REQUIRE(i.size() == 1);
+  CHECK(i[0].content == "Bob has been wanting to try that place");
+  auto j = Write({Msg("chen", "Lovely weather in Lisbon all of this week")});
+  REQUIRE(j.size() == 1);
+  CHECK(j[0].content == "Lovely weather in Lisbon all of this week");
 }
 
 TEST_CASE("offline Writer: an image caption in brackets loses its brackets", "[writer][reading]") {
