@@ -158,6 +158,11 @@ const Set& ClauseOpeners() {
 
 // Kinship and endearment terms used to address someone ("Mum, ...") when no
 // member of the roster goes by them.
+const Set& Endearments() {
+  static const auto* s =
+      new Set{"love", "loves", "darling", "darlings", "dear", "dears", "sweetheart", "dearest"};
+  return *s;
+}
 const Set& KinVocatives() {
   static const auto* s = new Set{
       "mum",      "mom",    "mummy", "mommy",  "mam",     "ma",      "mama", "dad", "daddy",

@@ -44,6 +44,8 @@ const Set& SeveralAddressees();
 // Words after which "you" opens a clause of its own ("I know you want ...",
 // "tell me what you want").
 const Set& ClauseOpeners();
+// What one calls someone dear after "my": "my love", "my darling".
+const Set& Endearments();
 // Kinship and endearment terms used to address someone ("Mum, ...").
 const Set& KinVocatives();
 // Third-person verbs that show a kinship word is the subject ("Dad says").

@@ -215,10 +215,15 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
          In(ws[1].lower, ImperativeVerbs()) ||
          In(ws[1].lower, {"i", "i'm", "im", "i've", "i'll", "i'd"}) ||
          (ws.size() > 2 && In(ws[1].lower, Auxiliaries()) &&
-          In(ws[2].lower, SecondPersonSubject())));
+          In(ws[2].lower, SecondPersonSubject())) ||
+         (ws.size() > 3 && ws[1].lower == "my" && In(ws[2].lower, Endearments())));
     if (vocative) {
       c.addressee = Speaker{m->speaker_id, NameOf(*m)};
       ws.erase(ws.begin());
+      // "Tobenna my love did you ...": the endearment goes with the name.
+      if (ws.size() > 2 && ws[0].lower == "my" && In(ws[1].lower, Endearments())) {
+        ws.erase(ws.begin(), ws.begin() + 2);
+      }
       changed = true;
     } else if (ws.size() > 3 && ws[0].lower == "look" && ws[1].lower == "at" &&
                In(ws[2].lower, {"that", "this", "him", "her", "them", "you"}) &&
@@ -258,8 +263,7 @@ Stripped Strip(std::vector<Word> ws, const MessageContext& ctx) {
   }
   // "... can wait two days my love": an endearment closing a clause (not
   // "send them my love").
-  if (ws.size() > 3 && ws[ws.size() - 2].lower == "my" &&
-      In(ws.back().lower, {"love", "loves", "darling", "darlings", "dear", "sweetheart"}) &&
+  if (ws.size() > 3 && ws[ws.size() - 2].lower == "my" && In(ws.back().lower, Endearments()) &&
       !In(ws[ws.size() - 3].lower, {"send", "sends", "sending", "sent", "give", "with", "all"})) {
     ws.resize(ws.size() - 2);
   }

@@ -17,7 +17,8 @@
 //     "... but let's see", "we'll see", which arranges nothing) are dropped
 //     wherever they stand, leading discourse markers ("yeah", "anyway") and
 //     vocatives ("Priya, ...", "Rashida what ...", "Yusuf we ...", "Kwame
-//     I'm ...", a kinship word no member goes by: "Mum ...") too, a
+//     I'm ...", "Tobenna my love ...", a kinship word no member goes by:
+//     "Mum ...") too, a
 //     vocative naming the addressee;
 //   * agreeing with a member's point ("Cass makes a fair point about ...")
 //     or calling a member's plan the right one ("Imogen's dinner is the

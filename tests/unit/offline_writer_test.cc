@@ -304,6 +304,18 @@ TEST_CASE("offline Writer: a person's own need is their core, advice or a reques
   CHECK(c[0].layer == "profile");
 }
 
+TEST_CASE("offline Writer: a name with an endearment addresses that member", "[writer]") {
+  // "Chen my love did you ...?": Chen is addressed, and so the "you" after.
+  auto a = Write({Msg("dana", "Chen my love did you get the flat? I keep thinking about you.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].content == "Dana keeps thinking about Chen");
+  // The endearment closing a clause goes too, the clause stays.
+  auto b = Write({Msg("dana", "The soup can wait an hour my love")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "The soup can wait an hour");
+}
+
 TEST_CASE("offline Writer: a kinship word no member goes by addresses someone", "[writer]") {
   auto b = Write({Msg("chen", "Dad I passed the driving test this morning")});
   REQUIRE(b.size() == 1);
