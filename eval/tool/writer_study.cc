@@ -334,7 +334,7 @@ class WriterStudy {
   // core, a GROUP record with the speaker as source); and each of our records
   // replaced by the message it matches best (what our rewording adds).
   std::string ExtractiveText() const {
-    double exact = 0, speaker = 0, ours = 0, copied = 0;
+    double exact = 0, speaker = 0, ours = 0, copied = 0, group_picked = 0;
     size_t n = 0;
     for (size_t t = 0; t < trajectories_.size(); ++t) {
       if (!IsSocialNetwork(names_[t])) continue;
@@ -350,22 +350,25 @@ class WriterStudy {
         }
         return messages[best];
       };
-      std::vector<writer::StateEntry> as_reference, as_speaker, as_messages;
+      std::vector<writer::StateEntry> as_reference, as_speaker, as_messages, picked;
       for (const auto& f : r.reference.entries) {
         const storage::Message& m = best_message(f.content);
         as_reference.push_back(writer::StateEntry{f.owner, f.source, f.layer, m.text});
         const bool group = f.owner == writer::kGroupOwner;
         as_speaker.push_back(writer::StateEntry{group ? f.owner : m.speaker, m.speaker,
                                                 group ? "interaction" : "core", m.text});
+        if (group) picked.push_back(writer::StateEntry{f.owner, m.speaker, f.layer, m.text});
       }
       for (const auto& e : r.predicted.entries) {
         as_messages.push_back(
             writer::StateEntry{e.owner, e.source, e.layer, best_message(e.content).text});
+        if (e.owner != writer::kGroupOwner) picked.push_back(e);
       }
       exact += writer::SpeakerLevenshtein(as_reference, r.reference.entries).score;
       speaker += writer::SpeakerLevenshtein(as_speaker, r.reference.entries).score;
       ours += r.sl.score;
       copied += writer::SpeakerLevenshtein(as_messages, r.reference.entries).score;
+      group_picked += writer::SpeakerLevenshtein(picked, r.reference.entries).score;
       ++n;
     }
     if (n == 0) return "";
@@ -376,8 +379,11 @@ class WriterStudy {
         "it matches best, under the reference's owner, source and layer; %.4f under the "
         "speaker's own (a person's record as the speaker's core, a GROUP record with the "
         "speaker as source); %.4f with each of our records replaced by the message it matches "
-        "best, against %.4f as we write them (what our rewording adds).\n",
-        n, exact / d, speaker / d, copied / d, ours / d);
+        "best, against %.4f as we write them (what our rewording adds); %.4f with our own "
+        "records but, in place of our GROUP records, for each reference GROUP record the "
+        "message it matches best, its speaker as source (what choosing messages for GROUP "
+        "could reach at best).\n",
+        n, exact / d, speaker / d, copied / d, ours / d, group_picked / d);
   }
 
   // The grid point with the best mean SpeakerLevenshtein over every
