@@ -735,6 +735,7 @@ ClauseReading ReadClause(absl::string_view clause, const MessageContext& ctx) {
   // A question is evidence of interest, not a fact (its answer may be one).
   std::vector<Word> raw = Words(trimmed);
   if (ReactionToAThing(raw) || ReactionToNews(raw)) return Nothing("reaction");
+  if (CheerOrThanks(raw)) return Nothing("cheer or thanks");
   std::vector<Word> words = DropHedges(std::move(raw));
   if (trimmed.back() == '?') {
     std::optional<ClauseReading> suggestion = Suggestion(trimmed, ctx);

@@ -6,7 +6,8 @@
 // A message is cut into clauses (sentence ends, semicolons, line breaks,
 // emoji used as punctuation). Each clause is read in turn:
 //   * questions, acknowledgements, reactions ("It looks amazing", "Your team
-//     sounds intense") and filler carry nothing (a
+//     sounds intense"), cheering on and thanks ("You've got this", "Your
+//     support means a lot") and filler carry nothing (a
 //     suggestion put as a question, "what about the noodle bar?", "we could
 //     drive up Friday?", is the speaker's stance: "Dana suggests ..."), nor
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it

@@ -126,6 +126,29 @@ bool PhaticOnly(const std::vector<Word>& ws, const MessageContext& ctx) {
   return true;
 }
 
+bool CheerOrThanks(const std::vector<Word>& ws) {
+  const size_t n = ws.size();
+  if (n >= 2 && ws[n - 2].lower == "got" && ws[n - 1].lower == "this") return true;
+  bool yours = false;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& w = ws[i].lower;
+    if (w == "hang" && i + 2 < n && ws[i + 1].lower == "in" && ws[i + 2].lower == "there") {
+      return true;
+    }
+    if (In(w, {"you", "your", "you're", "you've"})) yours = true;
+    if (yours && In(w, {"means", "mean", "meant"}) && i + 1 < n) {
+      const std::string& next = ws[i + 1].lower;
+      const std::string after = i + 2 < n ? ws[i + 2].lower : "";
+      const bool of = i + 3 < n && ws[i + 3].lower == "of";  // "a lot of early mornings"
+      if (next == "everything" || (next == "a" && after == "lot" && !of) ||
+          (next == "so" && after == "much") || (next == "the" && after == "world")) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool ReactionToNews(const std::vector<Word>& ws) {
   size_t i = 0;
   // "Marcus, so glad ...", "Oh, sorry to hear ...": a first word set apart.

@@ -73,6 +73,12 @@ size_t LeadingMarker(const std::vector<Word>& ws);
 // reaction ("Happy to help with the move" offers something, and stays).
 bool ReactionToNews(const std::vector<Word>& ws);
 
+// "You've got this", "Even when it's tough, you got this", "Hang in there":
+// cheering someone on; "Your support means a lot", "Your belief in me means
+// the world": thanks. Neither is memory ("The ferry means a lot of waiting"
+// and "I've got this week off" are).
+bool CheerOrThanks(const std::vector<Word>& ws);
+
 // "My kids are so excited", "our family camping trip", "my students": the
 // message names a circle of the speaker's own, which its "we" then means.
 bool NamesOwnCircle(const std::vector<Word>& ws);

@@ -401,6 +401,29 @@ TEST_CASE("offline Writer: agreeing with the member addressed, or endorsing a me
   CHECK(f[0].layer == "profile");
 }
 
+TEST_CASE("offline Writer: cheering someone on and thanking them are not memory", "[writer]") {
+  for (const char* text : {"Even when it's tough, you got this!", "You've got this",
+                           "Your belief in me means the world", "Your support means a lot, thanks",
+                           "Hang in there and you will find a flat soon"}) {
+    INFO(text);
+    WriterMessage m = Msg("dana", text);
+    m.reply_to_speaker_id = "bob";
+    auto a = Write({m});
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].type == Type::kNoop);
+  }
+  // Counter-cases: the same words carrying matter.
+  auto b = Write({Msg("dana", "I've got this week off so I'll paint the kitchen")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "Dana has got this week off so Dana will paint the kitchen");
+  WriterMessage lot = Msg("dana", "Your new job means a lot of early mornings for you");
+  lot.reply_to_speaker_id = "bob";
+  auto c = Write({lot});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].type == Type::kAdd);
+  CHECK(c[0].owner == "bob");
+}
+
 TEST_CASE("offline Writer: a closing 'let's see' is a hedge, not a plan of the group", "[writer]") {
   auto a = Write({Msg("alice", "The ferry might be full in August but let's see")});
   REQUIRE(a.size() == 1);
