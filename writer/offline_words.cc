@@ -140,7 +140,7 @@ bool CheerOrThanks(const std::vector<Word>& ws) {
       const std::string& next = ws[i + 1].lower;
       const std::string after = i + 2 < n ? ws[i + 2].lower : "";
       const bool of = i + 3 < n && ws[i + 3].lower == "of";  // "a lot of early mornings"
-      if (next == "everything" || (next == "a" && after == "lot" && !of) ||
+      if (next == "everything" || (next == "a" && In(after, {"lot", "ton"}) && !of) ||
           (next == "so" && after == "much") || (next == "the" && after == "world")) {
         return true;
       }
@@ -182,6 +182,13 @@ bool ReactionToNews(const std::vector<Word>& ws) {
 }
 
 size_t LeadingMarker(const std::vector<Word>& ws) {
+  // "You won't believe it - I got mentored ...": news announced.
+  if (ws.size() > 5 && ws[0].lower == "you" && In(ws[1].lower, {"won't", "wont"}) &&
+      ws[2].lower == "believe" && In(ws[3].lower, {"it", "this"})) {
+    size_t n = 4;
+    while (n < ws.size() && ws[n].lower.find_first_not_of("-:") == std::string::npos) ++n;
+    return n;
+  }
   if (ws.size() < 2 || !In(ws[0].lower, Markers())) return 0;
   const std::string& w0 = ws[0].lower;
   const std::string& w1 = ws[1].lower;

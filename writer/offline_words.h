@@ -63,9 +63,9 @@ bool HasTime(const std::vector<Word>& ws);
 bool Appraisal(const std::vector<Word>& ws);
 
 // How many words open `ws` only to mark it ("Yeah", "Oh", "Fair enough,",
-// "Great news,"): a marker that can be a word of the clause ("All the kids",
-// "Same layout next year", "Look at the size of it") only when it stands
-// apart, with punctuation or before a subject ("Same, I'll bring a stove").
+// "Great news,", "You won't believe it -"): a marker that can be a word of the clause ("All the
+// kids", "Same layout next year", "Look at the size of it") only when it stands apart, with
+// punctuation or before a subject ("Same, I'll bring a stove").
 size_t LeadingMarker(const std::vector<Word>& ws);
 
 // "Sorry to hear that", "Glad to hear it went well", "So happy for you",

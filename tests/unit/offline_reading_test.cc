@@ -597,6 +597,13 @@ TEST_CASE(
   auto j = Write({Msg("chen", "Lovely weather in Lisbon all of this week")});
   REQUIRE(j.size() == 1);
   CHECK(j[0].content == "Lovely weather in Lisbon all of this week");
+  // News announced to the one addressed is the speaker's.
+  WriterMessage news = Msg("bob", "You won't believe it - I got the flat by the river");
+  news.reply_to_speaker_id = "alice";
+  auto k = Write({news});
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].owner == "bob");
+  CHECK(k[0].content == "Bob got the flat by the river");
 }
 
 TEST_CASE("offline Writer: an image caption in brackets loses its brackets", "[writer][reading]") {

@@ -402,9 +402,10 @@ TEST_CASE("offline Writer: agreeing with the member addressed, or endorsing a me
 }
 
 TEST_CASE("offline Writer: cheering someone on and thanking them are not memory", "[writer]") {
-  for (const char* text : {"Even when it's tough, you got this!", "You've got this",
-                           "Your belief in me means the world", "Your support means a lot, thanks",
-                           "Hang in there and you will find a flat soon"}) {
+  for (const char* text :
+       {"Even when it's tough, you got this!", "You've got this",
+        "Your belief in me means the world", "Your support means a lot, thanks",
+        "Your help means a ton to me", "Hang in there and you will find a flat soon"}) {
     INFO(text);
     WriterMessage m = Msg("dana", text);
     m.reply_to_speaker_id = "bob";
