@@ -11,6 +11,7 @@ namespace speakermem::writer {
 namespace {
 
 using testing::Msg;
+using testing::Reply;
 using testing::Write;
 using Type = WriterAction::Type;
 
@@ -598,8 +599,7 @@ TEST_CASE(
   REQUIRE(j.size() == 1);
   CHECK(j[0].content == "Lovely weather in Lisbon all of this week");
   // News announced to the one addressed is the speaker's.
-  WriterMessage news = Msg("bob", "You won't believe it - I got the flat by the river");
-  news.reply_to_speaker_id = "alice";
+  WriterMessage news = Reply("bob", "You won't believe it - I got the flat by the river", "alice");
   auto k = Write({news});
   REQUIRE(k.size() == 1);
   CHECK(k[0].owner == "bob");

@@ -13,6 +13,7 @@ namespace {
 using Type = WriterAction::Type;
 
 using testing::Msg;
+using testing::Reply;
 using testing::Roster;
 using testing::Write;
 
@@ -213,8 +214,7 @@ TEST_CASE("offline Writer: 'I' is the speaker, 'you' the person replied to or ad
   CHECK(m[0].content == "Chen's sister is visiting in June");
 
   // A reply's "you" is the person replied to, whoever spoke last.
-  WriterMessage reply = Msg("alice", "You could have texted before ten, to be fair");
-  reply.reply_to_speaker_id = "bob";
+  WriterMessage reply = Reply("alice", "You could have texted before ten, to be fair", "bob");
   auto b = Write({Msg("chen", "Sorry, the investor call ran over"), reply});
   REQUIRE(b.size() == 2);
   CHECK(b[1].owner == "bob");
@@ -288,15 +288,13 @@ TEST_CASE("offline Writer: a person's own need is their core, advice or a reques
   for (const char* text : {"Take one trip at a time, the flights will calm down",
                            "Ask Sam about the tickets before Friday",
                            "Come to the drinks next time though, genuinely"}) {
-    WriterMessage advice = Msg("alice", text);
-    advice.reply_to_speaker_id = "chen";
+    WriterMessage advice = Reply("alice", text, "chen");
     auto b = Write({advice});
     REQUIRE(b.size() == 1);
     CHECK(b[0].type == Type::kNoop);
   }
   // A statement about the person replied to is still their profile.
-  WriterMessage about = Msg("alice", "You always pick the quiet places, Chen");
-  about.reply_to_speaker_id = "chen";
+  WriterMessage about = Reply("alice", "You always pick the quiet places, Chen", "chen");
   auto c = Write({about});
   REQUIRE(c.size() == 1);
   CHECK(c[0].owner == "chen");
@@ -362,14 +360,13 @@ TEST_CASE("offline Writer: agreeing with the member addressed, or endorsing a me
   // "You're probably right" to Bob is Dana agreeing, not a fact of Bob's.
   for (const char* text : {"You're probably right", "you are totally right", "You're right"}) {
     INFO(text);
-    WriterMessage m = Msg("dana", text);
-    m.reply_to_speaker_id = "bob";
+    WriterMessage m = Reply("dana", text, "bob");
     auto a = Write({m});
     REQUIRE(a.size() == 1);
     CHECK(a[0].type == Type::kNoop);
   }
-  WriterMessage more = Msg("dana", "You're right, the ferry is cheaper than the bridge toll");
-  more.reply_to_speaker_id = "bob";
+  WriterMessage more =
+      Reply("dana", "You're right, the ferry is cheaper than the bridge toll", "bob");
   auto b = Write({more});
   // With matter of its own the clause is kept (as what Dana says of Bob's
   // word, as before).
@@ -377,14 +374,14 @@ TEST_CASE("offline Writer: agreeing with the member addressed, or endorsing a me
   CHECK(b[0].type == Type::kAdd);
   CHECK(b[0].content == "Dana says Bob is right, the ferry is cheaper than the bridge toll");
   // Counter-cases: what the member addressed is stays theirs.
-  WriterMessage right_handed = Msg("dana", "You're right-handed on the pitch but left on the bike");
-  right_handed.reply_to_speaker_id = "bob";
+  WriterMessage right_handed =
+      Reply("dana", "You're right-handed on the pitch but left on the bike", "bob");
   auto c = Write({right_handed});
   REQUIRE(c.size() == 1);
   CHECK(c[0].owner == "bob");
   CHECK(c[0].layer == "profile");
-  WriterMessage only = Msg("dana", "You're only right about the ferry timetable on weekdays");
-  only.reply_to_speaker_id = "bob";
+  WriterMessage only =
+      Reply("dana", "You're only right about the ferry timetable on weekdays", "bob");
   auto d = Write({only});
   REQUIRE(d.size() == 1);
   CHECK(d[0].owner == "bob");
@@ -407,8 +404,7 @@ TEST_CASE("offline Writer: cheering someone on and thanking them are not memory"
         "Your belief in me means the world", "Your support means a lot, thanks",
         "Your help means a ton to me", "Hang in there and you will find a flat soon"}) {
     INFO(text);
-    WriterMessage m = Msg("dana", text);
-    m.reply_to_speaker_id = "bob";
+    WriterMessage m = Reply("dana", text, "bob");
     auto a = Write({m});
     REQUIRE(a.size() == 1);
     CHECK(a[0].type == Type::kNoop);
@@ -417,8 +413,7 @@ TEST_CASE("offline Writer: cheering someone on and thanking them are not memory"
   auto b = Write({Msg("dana", "I've got this week off so I'll paint the kitchen")});
   REQUIRE(b.size() == 1);
   CHECK(b[0].content == "Dana has got this week off so Dana will paint the kitchen");
-  WriterMessage lot = Msg("dana", "Your new job means a lot of early mornings for you");
-  lot.reply_to_speaker_id = "bob";
+  WriterMessage lot = Reply("dana", "Your new job means a lot of early mornings for you", "bob");
   auto c = Write({lot});
   REQUIRE(c.size() == 1);
   CHECK(c[0].type == Type::kAdd);

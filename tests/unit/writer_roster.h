@@ -24,6 +24,14 @@ inline WriterMessage Msg(const std::string& speaker_id, const std::string& text)
   return WriterMessage{"id-" + text.substr(0, 8), speaker_id, display, text, 1000, "s1", ""};
 }
 
+// A message of `speaker_id` replying to one of `to_speaker_id`.
+inline WriterMessage Reply(const std::string& speaker_id, const std::string& text,
+                           const std::string& to_speaker_id) {
+  WriterMessage m = Msg(speaker_id, text);
+  m.reply_to_speaker_id = to_speaker_id;
+  return m;
+}
+
 // The offline Writer's actions for one segment; its raw text must parse back
 // to the same number of actions.
 inline std::vector<WriterAction> Write(std::vector<WriterMessage> msgs,
