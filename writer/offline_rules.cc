@@ -596,12 +596,13 @@ bool MomentaryStatus(const std::vector<Word>& ws) {
       return true;
     }
     // "just getting in, it's late here": arriving home, the hour where one is.
-    if (In(w, {"getting", "got"}) && In(next, {"in", "home"}) &&
-        (i + 2 == ws.size() || absl::StrContains(ws[i + 1].tail, ",") ||
-         In(after, {"now", "late"}))) {
+    if ((w == "getting" || w == "got") && (next == "in" || next == "home") &&
+        (i + 2 == ws.size() || absl::StrContains(ws[i + 1].tail, ",") || after == "now" ||
+         after == "late")) {
       return true;
     }
-    if (In(w, {"it's", "its"}) && In(next, {"late", "early", "midnight"}) && after == "here") {
+    if ((w == "it's" || w == "its") && after == "here" &&
+        (next == "late" || next == "early" || next == "midnight")) {
       return true;
     }
     if ((w == "here" && next == "now") ||

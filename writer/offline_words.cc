@@ -135,12 +135,14 @@ bool CheerOrThanks(const std::vector<Word>& ws) {
     if (w == "hang" && i + 2 < n && ws[i + 1].lower == "in" && ws[i + 2].lower == "there") {
       return true;
     }
-    if (In(w, {"you", "your", "you're", "you've"})) yours = true;
-    if (yours && In(w, {"means", "mean", "meant"}) && i + 1 < n) {
+    // Plain comparisons, no set built per word: this reads every word of
+    // every clause.
+    if (w == "you" || w == "your" || w == "you're" || w == "you've") yours = true;
+    if (yours && (w == "means" || w == "mean" || w == "meant") && i + 1 < n) {
       const std::string& next = ws[i + 1].lower;
       const std::string after = i + 2 < n ? ws[i + 2].lower : "";
       const bool of = i + 3 < n && ws[i + 3].lower == "of";  // "a lot of early mornings"
-      if (next == "everything" || (next == "a" && In(after, {"lot", "ton"}) && !of) ||
+      if (next == "everything" || (next == "a" && (after == "lot" || after == "ton") && !of) ||
           (next == "so" && after == "much") || (next == "the" && after == "world")) {
         return true;
       }
