@@ -719,7 +719,9 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   }
   if (ws.size() <= 2 && w0 == "me") return Nothing("short answer");
   // A reaction to what was just said ("That's character development").
-  if ((In(w0, Demonstrative()) && !first_person) || Appraisal(ws)) return Nothing("reaction");
+  if ((In(w0, Demonstrative()) && !first_person && !StatementNotReaction(ws)) || Appraisal(ws)) {
+    return Nothing("reaction");
+  }
   // What a person says of themselves ("I'm vegetarian") and a choice made
   // ("Porto it is") are worth one word; anything else needs min_content.
   if (content < (In(w0, FirstPersonSubject()) || ChoiceMade(ws) ? 1 : ctx.min_content)) {

@@ -336,6 +336,17 @@ bool HasTime(const std::vector<Word>& ws) {
   return false;
 }
 
+bool StatementNotReaction(const std::vector<Word>& ws) {
+  if (ws.size() < 3) return false;
+  const std::string& w0 = ws[0].lower;
+  const std::string& w1 = ws[1].lower;
+  if ((w0 == "that" || w0 == "it") && w1 == "depends" && ws[2].lower == "on") return true;
+  // An article or a number after "there's": something named is there.
+  if (w0 != "there's" && w0 != "theres") return false;
+  return w1 == "a" || w1 == "an" || w1 == "the" || w1 == "no" ||
+         std::all_of(w1.begin(), w1.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool Appraisal(const std::vector<Word>& ws) {
   static const Set kSeem = {"looks", "look",    "looked", "sounds",
                             "sound", "sounded", "seems",  "seem"};

@@ -62,6 +62,12 @@ bool HasTime(const std::vector<Word>& ws);
 // a judgement of this kind and stays.
 bool Appraisal(const std::vector<Word>& ws);
 
+// "That depends on the seller lineup", "There's a cafe in the village at
+// the end": a condition the speaker sets, a thing that is there. Opened
+// like a reaction ("That's huge", "There's something there") but a
+// statement of its own.
+bool StatementNotReaction(const std::vector<Word>& ws);
+
 // How many words open `ws` only to mark it ("Yeah", "Oh", "Fair enough,",
 // "Great news,", "You won't believe it -"): a marker that can be a word of the clause ("All the
 // kids", "Same layout next year", "Look at the size of it") only when it stands apart, with

@@ -662,5 +662,29 @@ TEST_CASE("offline Writer: what a thing or a person seems like to the speaker is
   CHECK(d[0].content == "Bob will bring the folding chairs");
 }
 
+TEST_CASE("offline Writer: a condition and a thing that is there open like a reaction",
+          "[writer][reading]") {
+  // "That depends on ..." sets the speaker's condition.
+  auto a = Write({Msg("theo",
+                      "That depends on who is playing the late set. If it's a covers "
+                      "band, I'll stay home.")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "theo");
+  CHECK(a[0].content ==
+        "That depends on who is playing the late set. If it's a covers band, Theo will stay home");
+  // "There's" with an article names something that is there.
+  auto b = Write({Msg("dani", "There's a bothy halfway up the glen for anyone who wants a break")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].content == "There's a bothy halfway up the glen for anyone who wants a break");
+  // Without them they stay reactions: nothing of their own.
+  for (const char* text :
+       {"That's huge", "There's something there", "That depends", "It's so good"}) {
+    INFO(text);
+    auto c = Write({Msg("alice", "I started at the bakery on Monday"), Msg("bob", text)});
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].owner == "alice");
+  }
+}
+
 }  // namespace
 }  // namespace speakermem::writer
