@@ -530,14 +530,24 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   }
   // Advice or a request ("Take one trip at a time", "Ask Sam") is what the
   // speaker would have someone do, not something that is so of anyone.
-  if (In(w0, ImperativeVerbs())) return Nothing("advice or a request");
+  if (In(w0, ImperativeVerbs())) {
+    // "Show went well": the word names a thing, the subject of its verb.
+    if (NounBeforeVerb(ws)) return read.Self(ws, "no subject of its own");
+    // "Don't worry, but I'd take the booth": the speaker's own matter after it.
+    if (size_t i = OwnClauseAfterBut(ws); i > 0) {
+      Stripped rest = c;
+      rest.ws.assign(ws.begin() + static_cast<long>(i), ws.end());
+      return ReadBySubject(rest, ctx);
+    }
+    return Nothing("advice or a request");
+  }
   if (const WriterRosterMember* m = Member(ws[0], ctx); m != nullptr) {
     // "Cass makes a fair point about Millbrook", "Kwame is right": the
     // speaker agrees, which is the speaker's stance; bare, an acknowledgement.
     if (size_t agreed = AgreementLength(ws);
         (agreed > 0 || Endorsed(ws)) && m->speaker_id != ctx.speaker.speaker_id) {
       std::vector<Word> rest(ws.begin() + static_cast<long>(agreed), ws.end());
-      if (ContentCount(rest) < ctx.min_content) return Nothing("agreement");
+      if (agreed > 0 && ContentCount(rest) < ctx.min_content) return Nothing("agreement");
       ClauseReading r = read.Self(ws, "agreement with a member");
       r.utype = "stance";
       return r;
@@ -567,56 +577,6 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   }
   if (arranged) return read.Decided(ws, "decision");
   return read.Self(ws, "no subject of its own");
-}
-
-// Where someone is at this moment ("on my way", "running ten minutes
-// behind", "heading out in 10", "see everyone Sunday"): true now, not worth
-// remembering.
-bool MomentaryStatus(const std::vector<Word>& ws) {
-  for (size_t i = 0; i < ws.size(); ++i) {
-    const std::string& w = ws[i].lower;
-    const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
-    const std::string after = i + 2 < ws.size() ? ws[i + 2].lower : "";
-    if (w == "omw" || (w == "on" && next == "my" && after == "way")) {
-      return true;
-    }
-    if (w == "running") {
-      for (size_t j = i + 1; j < ws.size() && j < i + 5; ++j) {
-        if (In(ws[j].lower, {"late", "behind", "early"})) return true;
-      }
-    }
-    if (In(w, {"heading", "leaving", "setting"}) && In(next, {"out", "off", "now", "over"})) {
-      return true;
-    }
-    if (next == "there" &&
-        (In(w, {"almost", "nearly"}) || (In(w, {"be", "get"}) && after == "in"))) {
-      return true;
-    }
-    if (w == "see" && In(next, {"you", "u", "ya", "everyone", "everybody", "y'all"})) {
-      return true;
-    }
-    // "just getting in, it's late here": arriving home, the hour where one is.
-    if ((w == "getting" || w == "got") && (next == "in" || next == "home") &&
-        (i + 2 == ws.size() || absl::StrContains(ws[i + 1].tail, ",") || after == "now" ||
-         after == "late")) {
-      return true;
-    }
-    if ((w == "it's" || w == "its") && after == "here" &&
-        (next == "late" || next == "early" || next == "midnight")) {
-      return true;
-    }
-    if ((w == "here" && next == "now") ||
-        (w == "arrived" && (next.empty() || In(next, {"now", "here"})))) {
-      return true;
-    }
-    // "been here ten minutes", not "I've been here before".
-    if (w == "been" && next == "here" &&
-        (In(after, {"ages", "for", "since", "an", "half", "five", "ten", "twenty"}) ||
-         (!after.empty() && absl::ascii_isdigit(after[0])))) {
-      return true;
-    }
-  }
-  return false;
 }
 
 // "What about the noodle place on Judah?", "how about Friday?", "maybe
@@ -707,7 +667,9 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   }
   const bool first_person = HasWord(ws, FirstPersonSubject());
   const size_t content = ContentCount(ws);
-  if (content == 0 || PhaticOnly(ws, ctx)) return Nothing("acknowledgement");
+  // "Sasha's idea is the right one" is the speaker's stance on it (below).
+  const bool endorsed = Endorsed(ws);
+  if ((content == 0 || PhaticOnly(ws, ctx)) && !endorsed) return Nothing("acknowledgement");
   // "I know", "I see", "I guess so", "Me probably": an answer or a nod,
   // nothing of its own.
   if (ws.size() <= 3 && w0 == "i" &&
@@ -724,7 +686,8 @@ ClauseReading ReadStripped(const Stripped& c, const MessageContext& ctx) {
   }
   // What a person says of themselves ("I'm vegetarian") and a choice made
   // ("Porto it is") are worth one word; anything else needs min_content.
-  if (content < (In(w0, FirstPersonSubject()) || ChoiceMade(ws) ? 1 : ctx.min_content)) {
+  if (!endorsed &&
+      content < (In(w0, FirstPersonSubject()) || ChoiceMade(ws) ? 1 : ctx.min_content)) {
     return Nothing("too little to remember");
   }
   return ReadBySubject(c, ctx);

@@ -222,6 +222,53 @@ size_t LeadingMarker(const std::vector<Word>& ws) {
   return subject_follows ? 1 : 0;
 }
 
+bool MomentaryStatus(const std::vector<Word>& ws) {
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const std::string& w = ws[i].lower;
+    const std::string next = i + 1 < ws.size() ? ws[i + 1].lower : "";
+    const std::string after = i + 2 < ws.size() ? ws[i + 2].lower : "";
+    if (w == "omw" || (w == "on" && next == "my" && after == "way")) {
+      return true;
+    }
+    if (w == "running") {
+      for (size_t j = i + 1; j < ws.size() && j < i + 5; ++j) {
+        if (In(ws[j].lower, {"late", "behind", "early"})) return true;
+      }
+    }
+    if (In(w, {"heading", "leaving", "setting"}) && In(next, {"out", "off", "now", "over"})) {
+      return true;
+    }
+    if (next == "there" &&
+        (In(w, {"almost", "nearly"}) || (In(w, {"be", "get"}) && after == "in"))) {
+      return true;
+    }
+    if (w == "see" && In(next, {"you", "u", "ya", "everyone", "everybody", "y'all"})) {
+      return true;
+    }
+    // "just getting in, it's late here": arriving home, the hour where one is.
+    if ((w == "getting" || w == "got") && (next == "in" || next == "home") &&
+        (i + 2 == ws.size() || absl::StrContains(ws[i + 1].tail, ",") || after == "now" ||
+         after == "late")) {
+      return true;
+    }
+    if ((w == "it's" || w == "its") && after == "here" &&
+        (next == "late" || next == "early" || next == "midnight")) {
+      return true;
+    }
+    if ((w == "here" && next == "now") ||
+        (w == "arrived" && (next.empty() || In(next, {"now", "here"})))) {
+      return true;
+    }
+    // "been here ten minutes", not "I've been here before".
+    if (w == "been" && next == "here" &&
+        (In(after, {"ages", "for", "since", "an", "half", "five", "ten", "twenty"}) ||
+         (!after.empty() && absl::ascii_isdigit(after[0])))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool NamesOwnCircle(const std::vector<Word>& ws) {
   static const Set kCircle = {
       "kids",     "children", "family",   "son",       "sons",        "daughter", "daughters",
@@ -310,6 +357,25 @@ size_t AgreementLength(const std::vector<Word>& ws) {
 bool Endorsed(const std::vector<Word>& ws) {
   return ws.size() >= 5 && absl::EndsWith(ws[0].lower, "'s") && In(ws[2].lower, {"is", "was"}) &&
          ws[3].lower == "the" && In(ws[4].lower, {"right", "best", "better"});
+}
+
+bool NounBeforeVerb(const std::vector<Word>& ws) {
+  if (ws.size() < 3) return false;
+  const std::string& w0 = ws[0].lower;
+  const std::string& w1 = ws[1].lower;
+  if (w0 == "be" || w0 == "don't" || w0 == "dont" || w0 == "let") return false;
+  return !absl::StrContains(ws[0].tail, ",") && (In(w1, Auxiliaries()) || w1 == "went") &&
+         w1 != "don't";
+}
+
+size_t OwnClauseAfterBut(const std::vector<Word>& ws) {
+  for (size_t i = 1; i + 2 < ws.size(); ++i) {
+    const std::string& next = ws[i + 1].lower;
+    if (ws[i].lower == "but" && In(next, FirstPersonSubject()) && next != "my" && next != "me") {
+      return i + 1;
+    }
+  }
+  return 0;
 }
 
 bool FromNowOn(const std::vector<Word>& ws) {

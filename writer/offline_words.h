@@ -50,6 +50,16 @@ size_t AgreementLength(const std::vector<Word>& ws);
 // speaker's stance on the thing named.
 bool Endorsed(const std::vector<Word>& ws);
 
+// "Show went well", "Check is in the post": a word that could open advice
+// ("Show me", "Check the times") followed by an auxiliary or "went" names a
+// thing, the subject of that verb.
+bool NounBeforeVerb(const std::vector<Word>& ws);
+
+// "Don't get used to it but I'd take a booth over a dinner": the index of
+// the first-person subject after "but" that opens the speaker's own
+// statement; 0 if there is none.
+size_t OwnClauseAfterBut(const std::vector<Word>& ws);
+
 // "... from now on": a standing decision.
 bool FromNowOn(const std::vector<Word>& ws);
 
@@ -84,6 +94,11 @@ bool ReactionToNews(const std::vector<Word>& ws);
 // the world": thanks. Neither is memory ("The ferry means a lot of waiting"
 // and "I've got this week off" are).
 bool CheerOrThanks(const std::vector<Word>& ws);
+
+// Where someone is at this moment ("on my way", "running ten minutes
+// behind", "heading out in 10", "see everyone Sunday"): true now, not worth
+// remembering.
+bool MomentaryStatus(const std::vector<Word>& ws);
 
 // "My kids are so excited", "our family camping trip", "my students": the
 // message names a circle of the speaker's own, which its "we" then means.

@@ -686,5 +686,46 @@ TEST_CASE("offline Writer: a condition and a thing that is there open like a rea
   }
 }
 
+TEST_CASE("offline Writer: calling a member's idea the right one is the speaker's stance",
+          "[writer][reading]") {
+  auto a = Write({Msg("alice", "Dana's idea is the right one")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "alice");
+  CHECK(a[0].content == "Dana's idea is the right one");
+  for (const char* text : {"Good idea", "Dana's idea"}) {
+    INFO(text);
+    auto n = Write({Msg("alice", text)});
+    REQUIRE(n.size() == 1);
+    CHECK(n[0].type == Type::kNoop);
+  }
+}
+
+TEST_CASE("offline Writer: a word that could open advice is a noun before a verb",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Check is in the post for the hall deposit")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content == "Check is in the post for the hall deposit");
+  // Advice stays nothing.
+  for (const char* text : {"Check the times before Friday", "Show me the plan for the hall"}) {
+    INFO(text);
+    auto n = Write({Msg("bob", text)});
+    REQUIRE(n.size() == 1);
+    CHECK(n[0].type == Type::kNoop);
+  }
+}
+
+TEST_CASE("offline Writer: the speaker's own matter after advice and 'but' is kept",
+          "[writer][reading]") {
+  auto a = Write({Msg("bob", "Don't worry about the cost but I'd rather take the train")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "bob");
+  CHECK(a[0].content == "Bob would rather take the train");
+  // Advice on both sides of "but" stays nothing.
+  auto n = Write({Msg("bob", "Don't book the hall but call Chen first")});
+  REQUIRE(n.size() == 1);
+  CHECK(n[0].type == Type::kNoop);
+}
+
 }  // namespace
 }  // namespace speakermem::writer
