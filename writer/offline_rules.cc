@@ -490,6 +490,12 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   if (first_person && ws.size() > 2 && w1 == "and" && In(ws[2].lower, {"i", "me"})) {
     return read.Self(ws, "first person");
   }
+  // "We'll see what her schedule looks like": waiting to know, nothing
+  // arranged; the speaker's own uncertainty.
+  if (ws.size() > 3 && In(w0, {"we'll", "let's", "lets"}) && w1 == "see" &&
+      In(ws[2].lower, {"what", "if", "whether", "how", "when", "where"})) {
+    return read.Self(ws, "waiting to see");
+  }
   if (In(w0, GroupSubject()) || (ws.size() > 1 && w0 == "the" && In(w1, {"group", "team"}))) {
     if (HasWord(ws, NormWords())) return read.Group(ws, "group norm");
     if (HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords())) {

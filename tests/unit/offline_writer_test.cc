@@ -440,6 +440,21 @@ TEST_CASE("offline Writer: a closing 'let's see' is a hedge, not a plan of the g
   CHECK(d[0].owner == "GROUP");
 }
 
+TEST_CASE("offline Writer: 'we'll see what ...' waits to know and arranges nothing", "[writer]") {
+  auto a = Write({Msg("dana", "We'll see what the landlord says about the deposit next week")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].content == "We'll see what the landlord says about the deposit next week");
+  auto b = Write({Msg("bob", "Let's see if the ferry runs in March")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "bob");
+  // Counter-case: what the group will see is its plan (above).
+  auto c = Write({Msg("chen", "We'll see the castle and then the old harbour on Sunday")});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].owner == "GROUP");
+}
+
 TEST_CASE("offline Writer: a decision on a member's proposal is GROUP interaction", "[writer]") {
   auto a = Write({Msg("chen", "Alice's Friday picnic is confirmed")});
   REQUIRE(a.size() == 1);
