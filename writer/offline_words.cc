@@ -450,6 +450,20 @@ bool PastParticiple(const std::string& w) {
 
 }  // namespace
 
+namespace {
+
+// "the place you suggest", "the book you lent me": a word at `i` right
+// after a noun its determiner opened is the subject of a clause about that
+// noun, and the verb after it is its own.
+bool RelativeSubject(const std::vector<Word>& ws, size_t i) {
+  if (i < 2 || i + 1 >= ws.size() || !ws[i - 1].tail.empty() || !ws[i].tail.empty()) return false;
+  return In(ws[i - 2].lower, {"the", "a", "an", "this", "every", "any", "each", "my", "your", "our",
+                              "his", "her", "their"}) &&
+         !IsStopword(ws[i - 1].lower) && !IsStopword(ws[i + 1].lower) && !IsAdverb(ws[i + 1].lower);
+}
+
+}  // namespace
+
 std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::string& you) {
   std::vector<std::string> out;
   const size_t start = 0;
@@ -561,7 +575,7 @@ std::string Rewrite(std::vector<Word> ws, const std::string& self, const std::st
         // "you" as a subject: opening the clause, or after a word that opens
         // a clause of its own ("I know you want the goat": "... Emeka wants").
         const bool subject = i == start || In(ws[i - 1].lower, ClauseOpeners());
-        if (i + 1 < ws.size() && subject) {
+        if (i + 1 < ws.size() && (subject || RelativeSubject(ws, i))) {
           conjugate_next(i + 1);
         } else if (i + 1 < ws.size() && ws[i].tail.empty() &&
                    In(ws[i + 1].lower, {"are", "were", "aren't", "weren't", "haven't"})) {

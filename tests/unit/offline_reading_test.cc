@@ -259,6 +259,23 @@ TEST_CASE("offline Writer: 'you' after a wh-word takes its verb", "[writer][read
   CHECK(a[0].content.find("what Alice wants for the party") != std::string::npos);
 }
 
+TEST_CASE("offline Writer: 'you' right after a noun is the subject of a clause about it",
+          "[writer][reading]") {
+  auto a = Write({Msg("alice", "I booked the cabin by the lake"),
+                  Msg("bob", "The cabin you suggest is too far from the station for me")});
+  REQUIRE(a.size() == 2);
+  CHECK(a[1].content == "The cabin Alice suggests is too far from the station for Bob");
+  // Past forms stay; after a verb or a preposition "you" is no subject.
+  auto b = Write({Msg("alice", "I booked the cabin by the lake"),
+                  Msg("bob", "I loved the scarf you knitted for my birthday")});
+  REQUIRE(b.size() == 2);
+  CHECK(b[1].content == "Bob loved the scarf Alice knitted for their birthday");
+  auto c = Write({Msg("alice", "I booked the cabin by the lake"),
+                  Msg("bob", "I will bring the maps for you tomorrow")});
+  REQUIRE(c.size() == 2);
+  CHECK(c[1].content == "Bob will bring the maps for Alice tomorrow");
+}
+
 TEST_CASE("offline Writer: 'us' asked to do something is the group", "[writer][reading]") {
   auto a = Write({Msg("alice", "I'd like us to choose a venue by Monday")});
   REQUIRE(a.size() == 1);
