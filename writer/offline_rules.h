@@ -13,7 +13,9 @@
 //     does advice or a request ("Ask Sam", "Take one trip at a time"): it
 //     says what the speaker would have someone do, not what is so; nor
 //     does where someone is at this moment ("on my way", "running late",
-//     "just getting in, it's late here");
+//     "just getting in, it's late here"); a condition the speaker sets or a
+//     thing that is there ("That depends on the lineup", "There's a cafe at
+//     the end") opens like a reaction but is a statement;
 //   * hedges and intensifiers ("just", "genuinely", "though"; a closing
 //     "... but let's see", "we'll see", which arranges nothing) are dropped
 //     wherever they stand, leading discourse markers ("yeah", "anyway") and
@@ -23,8 +25,9 @@
 //     vocative naming the addressee;
 //   * agreeing with a member's point ("Cass makes a fair point about ...")
 //     or calling a member's plan the right one ("Imogen's dinner is the
-//     right plan") is the speaker's stance, bare agreement ("Kwame is
-//     right", "you're probably right") nothing;
+//     right plan", "Sasha's idea is the right one") is the speaker's
+//     stance, bare agreement ("Kwame is right", "you're probably right")
+//     nothing; "we'll see what ..." waits to know and is the speaker's own;
 //   * the subject decides the owner: "I" the speaker, "you" the addressee,
 //     a roster name that member, "we"/"let's" the group ("let's" wherever it
 //     stands; two members' joint arrangement, "Preet and I will go", too);
