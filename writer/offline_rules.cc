@@ -498,7 +498,9 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   }
   if (In(w0, GroupSubject()) || (ws.size() > 1 && w0 == "the" && In(w1, {"group", "team"}))) {
     if (HasWord(ws, NormWords())) return read.Group(ws, "group norm");
-    if (HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords())) {
+    // "We do all kinds of dances", "We've put our hearts into it": what the
+    // speaker's people do or did, not an arrangement of the group.
+    if ((HasWord(ws, PlanCues()) || HasWord(ws, DecisionWords())) && GroupArranges(ws)) {
       return read.Group(ws, "group plan");
     }
     return read.Self(ws, "the speaker's circle");

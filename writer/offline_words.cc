@@ -378,6 +378,30 @@ size_t OwnClauseAfterBut(const std::vector<Word>& ws) {
   return 0;
 }
 
+bool GroupArranges(const std::vector<Word>& ws) {
+  if (ws.empty()) return false;
+  const std::string& w0 = ws[0].lower;
+  if (w0 == "we'll" || w0 == "let's" || w0 == "lets" || w0 == "we'd") return true;
+  if (HasWord(ws, DecisionWords()) || HasTime(ws)) return true;
+  if (HasWord(ws, {"plan", "plans", "planning", "book", "booked", "booking", "meet", "meeting",
+                   "decided", "decide", "agreed", "agree", "vote", "schedule", "scheduled", "move",
+                   "moves", "moved", "moving"})) {
+    return true;
+  }
+  const bool the_group = w0 == "the";  // "the group", "the team"
+  size_t v = the_group ? 2 : 1;
+  while (v < ws.size() && IsAdverb(ws[v].lower)) ++v;
+  if (v >= ws.size()) return false;
+  const std::string& verb = ws[v].lower;
+  if (w0 == "we" || the_group) {
+    // "we have to", not "we have a garden".
+    if (verb == "have" || verb == "has") return v + 1 < ws.size() && ws[v + 1].lower == "to";
+    return In(verb, {"will", "shall", "should", "must", "need", "needs", "can", "could", "gotta",
+                     "gonna", "might", "may", "would", "requires", "require"});
+  }
+  return w0 == "we're" && (verb == "going" || verb == "gonna");
+}
+
 bool FromNowOn(const std::vector<Word>& ws) {
   for (size_t i = 0; i + 2 < ws.size(); ++i) {
     if (ws[i].lower == "from" && ws[i + 1].lower == "now" && ws[i + 2].lower == "on") return true;

@@ -60,6 +60,13 @@ bool NounBeforeVerb(const std::vector<Word>& ws);
 // statement; 0 if there is none.
 size_t OwnClauseAfterBut(const std::vector<Word>& ws);
 
+// A clause whose subject is the group ("we", "let's", "the team") that
+// arranges something: a future or a modal at its verb ("we'll", "we should",
+// "we need to", "we're going to", "the team needs"), a decision word, a
+// time, or a verb of arranging ("book", "meet", "plan"). "We do all kinds
+// of dances", "We've come so far", "We all have our own paths" do not.
+bool GroupArranges(const std::vector<Word>& ws);
+
 // "... from now on": a standing decision.
 bool FromNowOn(const std::vector<Word>& ws);
 

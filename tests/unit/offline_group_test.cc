@@ -239,6 +239,31 @@ TEST_CASE("offline Writer: 'we' after the speaker's own circle is that circle", 
   for (const auto& x : e) CHECK(x.owner == "dana");
 }
 
+TEST_CASE("offline Writer: what 'we' do or did is no plan; what 'we' will do is",
+          "[writer][group]") {
+  // Habit and history: the speaker's people, "we" as written.
+  auto a = Write(
+      {Msg("alice", "We do all kinds of board games at the club, from co-op to party games")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "alice");
+  CHECK(a[0].layer == "core");
+  CHECK(a[0].content == "We do all kinds of board games at the club, from co-op to party games");
+  auto b = Write({Msg("bob", "We have a big garden behind the house with two apple trees")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "bob");
+  // A future or a modal at the verb, a verb of arranging, a time: the group's.
+  for (const char* text :
+       {"We'll do the quiz at the club this time", "We need to get a new kettle for the club",
+        "We're going to make pizza at the club",
+        "The team needs to get the keys from the caretaker",
+        "We have to keep the receipts for the club"}) {
+    CAPTURE(text);
+    auto c = Write({Msg("chen", text)});
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].owner == "GROUP");
+  }
+}
+
 TEST_CASE("offline Writer: a wish for 'us' with nothing arranged is not remembered",
           "[writer][group]") {
   for (const char* text : {"Let's keep chasing our dreams!", "We'll make it through this",
