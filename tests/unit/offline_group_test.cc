@@ -239,7 +239,7 @@ TEST_CASE("offline Writer: 'we' after the speaker's own circle is that circle", 
   for (const auto& x : e) CHECK(x.owner == "dana");
 }
 
-TEST_CASE("offline Writer: what 'we' do or did is no plan; what 'we' will do is",
+TEST_CASE("offline Writer: what 'we' do or did is no plan, what 'we' will do is",
           "[writer][group]") {
   // Habit and history: the speaker's people, "we" as written.
   auto a = Write(
