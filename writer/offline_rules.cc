@@ -469,9 +469,11 @@ ClauseReading ReadBySubject(const Stripped& c, const MessageContext& ctx) {
   if (first_person) {
     if (std::optional<ClauseReading> view = ViewOfMember(ws, read, ctx, c.addressee)) return *view;
   }
-  // "I think we should ...": the speaker proposes a plan for the group.
+  // "I think we should ...": the speaker proposes a plan for the group ("I
+  // think we'd have a great time" only guesses, and stays the speaker's).
   if (w0 == "i" && In(w1, ViewVerbs()) && ws.size() > 3 && In(ws[2].lower, GroupSubject()) &&
-      HasWord(ws, PlanCues())) {
+      HasWord(ws, PlanCues()) &&
+      (HasWord(ws, NormWords()) || GroupArranges(std::vector<Word>(ws.begin() + 2, ws.end())))) {
     ws.erase(ws.begin(), ws.begin() + 2);
     return read.Group(ws, "proposal for the group");
   }

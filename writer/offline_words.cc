@@ -381,7 +381,7 @@ size_t OwnClauseAfterBut(const std::vector<Word>& ws) {
 bool GroupArranges(const std::vector<Word>& ws) {
   if (ws.empty()) return false;
   const std::string& w0 = ws[0].lower;
-  if (w0 == "we'll" || w0 == "let's" || w0 == "lets" || w0 == "we'd") return true;
+  if (w0 == "we'll" || w0 == "let's" || w0 == "lets") return true;
   if (HasWord(ws, DecisionWords()) || HasTime(ws)) return true;
   if (HasWord(ws, {"plan", "plans", "planning", "book", "booked", "booking", "meet", "meeting",
                    "decided", "decide", "agreed", "agree", "vote", "schedule", "scheduled", "move",

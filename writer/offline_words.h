@@ -64,7 +64,8 @@ size_t OwnClauseAfterBut(const std::vector<Word>& ws);
 // arranges something: a future or a modal at its verb ("we'll", "we should",
 // "we need to", "we're going to", "the team needs"), a decision word, a
 // time, or a verb of arranging ("book", "meet", "plan"). "We do all kinds
-// of dances", "We've come so far", "We all have our own paths" do not.
+// of dances", "We've come so far", "We all have our own paths", "We'd have
+// a great time" (a guess) do not.
 bool GroupArranges(const std::vector<Word>& ws);
 
 // "... from now on": a standing decision.

@@ -264,6 +264,25 @@ TEST_CASE("offline Writer: what 'we' do or did is no plan, what 'we' will do is"
   }
 }
 
+TEST_CASE("offline Writer: 'I think we'd ...' guesses, 'I think we should ...' proposes",
+          "[writer][group]") {
+  auto a = Write({Msg("dana", "I think we'd have a great time at the lake cabin")});
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].owner == "dana");
+  CHECK(a[0].layer == "core");
+  auto b = Write({Msg("dana", "We'd have the best view from the top deck of the ferry")});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].owner == "dana");
+  for (const char* text : {"I think we should book the lake cabin for the long weekend",
+                           "I think we'd better book the lake cabin soon",
+                           "I think we usually have the best nights at the lake cabin"}) {
+    CAPTURE(text);
+    auto c = Write({Msg("dana", text)});
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].owner == "GROUP");
+  }
+}
+
 TEST_CASE("offline Writer: a wish for 'us' with nothing arranged is not remembered",
           "[writer][group]") {
   for (const char* text : {"Let's keep chasing our dreams!", "We'll make it through this",
